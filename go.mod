@@ -1,0 +1,3 @@
+module github.com/kubesim/kubesim
+
+go 1.26

@@ -1,0 +1,30 @@
+// Package sim is kubesim's discrete-event Kubernetes cluster simulator.
+//
+// Units: CPU in millicores, memory in MiB, simulated time in integer
+// milliseconds (type Time). There is no wall clock anywhere in the package.
+//
+// A run replays a Workload (pods with arrival times, machine add/remove
+// events, initial nodes) on an Engine. The engine keeps one event queue, a
+// min-heap ordered by (time, sequence number), so ties are resolved in the
+// order events were scheduled and every run is deterministic: the same
+// workload, Config and seed give identical results, bit for bit.
+//
+// Placement policies implement Scheduler: they read the cluster view and one
+// pod and return a node index or Pending. The engine alone mutates state.
+// The step-wise API (Engine.Next, Engine.Decide) is what an RL environment
+// drives; Run is a loop over the same two calls, so a heuristic replay and an
+// RL episode go through one code path.
+//
+// Invariants, checked by the tests after every event:
+//   - on every node the summed requests of bound pods never exceed allocatable
+//     (CPU, memory, pod count);
+//   - every pod is in exactly one state (not arrived, pending, bound/running,
+//     finished);
+//   - resources are conserved: a node's Requested equals the sum of its pods'
+//     requests.
+//
+// Indices: nodes live in a dense slice in order of addition; a removed node
+// leaves the slice and the nodes after it shift down. Schedulers return an
+// index into Cluster.Nodes as it is at the decision; NodeID is stable for a
+// node's life.
+package sim

@@ -1,0 +1,29 @@
+package sim
+
+// NewCluster returns a cluster view over the given node states at time now,
+// for tests of schedulers and for offline tools. Nodes without a pod limit get
+// DefaultMaxPods; HardTaints is derived from Spec.Taints. The view owns the
+// slice.
+func NewCluster(now Time, nodes ...Node) *Cluster {
+	c := &Cluster{nodes: nodes, now: now}
+	for i := range c.nodes {
+		n := &c.nodes[i]
+		if n.MaxPods == 0 {
+			n.MaxPods = DefaultMaxPods
+		}
+		if n.Spec == nil {
+			n.Spec = &NodeSpec{Name: "node", Allocatable: n.Alloc}
+		}
+		n.HardTaints = hasHardTaints(n.Spec.Taints)
+	}
+	return c
+}
+
+func hasHardTaints(ts []Taint) bool {
+	for _, t := range ts {
+		if t.Effect == NoSchedule || t.Effect == NoExecute {
+			return true
+		}
+	}
+	return false
+}

@@ -58,21 +58,23 @@ type Pod struct {
 	// Attempts counts scheduling decisions taken for this pod.
 	Attempts int32
 
-	arrivedAt   Time
-	boundAt     Time // first bind
-	startedAt   Time
-	everBound   bool
-	unschedAt   Time // when the pod first failed to fit anywhere in this pending spell (-1 if not)
-	backoff     Time
-	retryAt     Time // next retry time while Pending
-	waitingDeps int32
-	usageStep   int32 // index of the current usage point
-	use         Resources
-	epoch       int32 // bumped on every eviction so stale events are ignored
-	violating   bool  // high-priority pod currently throttled
-	violatedAt  Time
-	everViolate bool
-	inQueue     bool
+	arrivedAt    Time
+	boundAt      Time // first bind
+	startedAt    Time
+	everBound    bool
+	unschedAt    Time // since when the pod fits nowhere in this pending spell; -1 if not
+	backoff      Time
+	retryAt      Time // backoff expiry while pending
+	waitingDeps  int32
+	usageStep    int32 // index of the current usage point
+	use          Resources
+	epoch        int32 // bumped whenever queued events of the pod become stale
+	nodePos      int32 // index in its node's pod list
+	unschedPos   int32 // index in the unschedulable list
+	wait         uint8 // where a pending pod waits (waitActive, ...)
+	violating    bool  // high-priority pod currently throttled
+	everViolated bool
+	violatedAt   Time
 }
 
 // Decision constants.

@@ -65,6 +65,7 @@ type Pod struct {
 	unschedAt    Time // since when the pod fits nowhere in this pending spell; -1 if not
 	backoff      Time
 	retryAt      Time // backoff expiry while pending
+	listedAt     Time // when the pod entered the unschedulable list
 	waitingDeps  int32
 	usageStep    int32 // index of the current usage point
 	use          Resources

@@ -77,9 +77,14 @@ const (
 	waitUnsched       // in the unschedulable list, retried when capacity frees
 )
 
-// unschedulableFlush is kube-scheduler's podMaxInUnschedulablePodsDuration:
-// an unschedulable pod is retried at least this often even if nothing frees.
-const unschedulableFlush = 5 * Minute
+// Like kube-scheduler's flushUnschedulablePodsLeftover, every flushPeriod
+// the pods that have waited in the unschedulable list for longer than
+// unschedulableFlush (podMaxInUnschedulablePodsDuration) are retried even if
+// no capacity freed.
+const (
+	flushPeriod        = 30 * Second
+	unschedulableFlush = 5 * Minute
+)
 
 // nodeState is the engine's bookkeeping for a node, indexed by NodeID.
 type nodeState struct {
@@ -88,6 +93,7 @@ type nodeState struct {
 	pods       []int32 // pods bound to the node (Bound or Running)
 	cpuOver    bool    // summed actual CPU exceeds allocatable
 	underSince Time    // since when requested utilisation is below the scale-down threshold; -1 if not
+	freedMark  bool    // listed in Engine.freedNodes
 }
 
 // Engine runs one simulation. It is not safe for concurrent use.
@@ -98,14 +104,16 @@ type Engine struct {
 	c    Cluster
 	pods []Pod
 
-	events   minHeap[event]
-	seq      uint64
-	arrivals []int32 // pods without dependencies, sorted by (Arrival, index)
-	nextArr  int
-	active   minHeap[int32]
-	unsched  []int32 // pods waiting for capacity (waitUnsched)
-	freed    bool    // capacity freed since the unschedulable list was last looked at
-	cur      int32   // pod awaiting a decision, or -1
+	events     minHeap[event]
+	seq        uint64
+	arrivals   []int32 // pods without dependencies, sorted by (Arrival, index)
+	nextArr    int
+	active     minHeap[int32]
+	unsched    []int32     // pods waiting for capacity (waitUnsched)
+	freed      bool        // capacity freed since the unschedulable list was last looked at
+	freedNodes []NodeID    // nodes that gained capacity since then
+	freedFree  []Resources // scratch: their free resources
+	cur        int32       // pod awaiting a decision, or -1
 
 	essential int // essential events queued (see evKind.essential)
 	end       Time
@@ -128,7 +136,6 @@ type Engine struct {
 	pending  int
 	counters Counters
 	m        metrics
-	scratch  []int32
 
 	afterEvent func() // test hook, called after every processed event
 }
@@ -198,6 +205,7 @@ func New(w *Workload, cfg Config) (*Engine, error) {
 		e.push(event{at: ev.At, kind: k, pod: int32(i)})
 	}
 	e.push(event{at: cfg.SampleInterval, kind: evSample})
+	e.push(event{at: flushPeriod, kind: evFlush})
 	if cfg.Autoscaler.Enabled {
 		e.push(event{at: cfg.Autoscaler.ScanInterval, kind: evScan})
 	}
@@ -351,13 +359,15 @@ func (e *Engine) handle(ev event) {
 		}
 	case evRetry:
 		p := &e.pods[ev.pod]
-		if p.epoch != ev.epoch || p.State != Pending || (p.wait != waitBackoff && p.wait != waitUnsched) {
+		if p.epoch != ev.epoch || p.State != Pending || p.wait != waitBackoff {
 			return
 		}
-		if p.wait == waitUnsched {
-			e.removeUnsched(p)
-		}
 		e.activate(p)
+	case evFlush:
+		e.flushUnschedulable()
+		if next := e.c.now + flushPeriod; e.end == 0 || next < e.end {
+			e.push(event{at: next, kind: evFlush})
+		}
 	case evSample:
 		e.sample()
 		if next := e.c.now + e.cfg.SampleInterval; e.end == 0 || next < e.end {
@@ -378,6 +388,11 @@ func (e *Engine) handle(ev event) {
 		spec.Name = fmt.Sprintf("%s-%d", e.cfg.Autoscaler.Template.Name, e.asSerial)
 		e.addNode(spec)
 	case evScan:
+		if e.freed {
+			// Pods waiting for capacity get their chance before the
+			// autoscaler counts them (a node may have just become ready).
+			e.releaseUnschedulable()
+		}
 		e.scaleUp()
 		e.scaleDown()
 		if next := e.c.now + e.cfg.Autoscaler.ScanInterval; e.end == 0 || next < e.end {
@@ -492,51 +507,94 @@ func (e *Engine) unschedulable(p *Pod) Outcome {
 	p.retryAt = e.c.now + p.backoff
 	p.backoff = min(2*p.backoff, e.cfg.BackoffMax)
 	p.wait = waitUnsched
+	p.listedAt = e.c.now
 	p.unschedPos = int32(len(e.unsched))
 	e.unsched = append(e.unsched, int32(p.ID))
-	e.push(event{at: e.c.now + unschedulableFlush, kind: evRetry, pod: int32(p.ID), epoch: p.epoch})
 	return OutcomeUnschedulable
 }
 
-func (e *Engine) removeUnsched(p *Pod) {
-	i := p.unschedPos
-	last := int32(len(e.unsched) - 1)
-	moved := e.unsched[last]
-	e.unsched[i] = moved
-	e.pods[moved].unschedPos = i
-	e.unsched = e.unsched[:last]
-	p.wait = waitNone
+// flushUnschedulable retries the pods that have waited in the unschedulable
+// list for longer than unschedulableFlush.
+func (e *Engine) flushUnschedulable() {
+	kept := e.unsched[:0]
+	for _, id := range e.unsched {
+		p := &e.pods[id]
+		if e.c.now-p.listedAt < unschedulableFlush {
+			p.unschedPos = int32(len(kept))
+			kept = append(kept, id)
+			continue
+		}
+		e.requeue(p)
+	}
+	e.unsched = kept
 }
 
-// releaseUnschedulable moves unschedulable pods back to the active queue
-// after capacity freed: at once when their backoff has expired, otherwise
-// when it does (kube-scheduler's MoveAllToActiveOrBackoffQueue). The list is
-// walked in pod-id order for determinism.
-func (e *Engine) releaseUnschedulable() {
-	e.freed = false
-	if len(e.unsched) == 0 {
+// requeue sends a pod leaving the unschedulable list to the active queue,
+// or to wait for the rest of its backoff.
+func (e *Engine) requeue(p *Pod) {
+	if p.retryAt <= e.c.now {
+		e.activate(p)
 		return
 	}
-	ids := append(e.scratch[:0], e.unsched...)
-	slices.Sort(ids)
-	e.unsched = e.unsched[:0]
-	for _, id := range ids {
-		p := &e.pods[id]
-		p.epoch++ // cancels the flush retry
-		if p.retryAt <= e.c.now {
-			e.activate(p)
-		} else {
-			p.wait = waitBackoff
-			e.push(event{at: p.retryAt, kind: evRetry, pod: id, epoch: p.epoch})
-		}
-	}
-	e.scratch = ids[:0]
+	p.epoch++
+	p.wait = waitBackoff
+	e.push(event{at: p.retryAt, kind: evRetry, pod: int32(p.ID), epoch: p.epoch})
 }
 
-// capacityFreed notes that requests left a node or a node joined.
-func (e *Engine) capacityFreed() {
+// releaseUnschedulable moves unschedulable pods that may now fit back to the
+// active queue: at once when their backoff has expired, otherwise when it
+// does (kube-scheduler's MoveAllToActiveOrBackoffQueue). Like the queueing
+// hints of kube-scheduler's NodeResourcesFit, only pods whose requests fit
+// the free resources of a node that gained capacity are moved; the rest keep
+// waiting (or for the periodic flush).
+func (e *Engine) releaseUnschedulable() {
+	e.freed = false
+	freed := e.freedNodes
+	e.freedNodes = e.freedNodes[:0]
+	free := e.freedFree[:0]
+	for _, id := range freed {
+		ns := e.nodes[id]
+		ns.freedMark = false
+		if ns.slot < 0 {
+			continue
+		}
+		n := &e.c.nodes[ns.slot]
+		if n.Pods < n.MaxPods {
+			free = append(free, n.Free())
+		}
+	}
+	e.freedFree = free
+	if len(free) == 0 || len(e.unsched) == 0 {
+		return
+	}
+	kept := e.unsched[:0]
+	for _, id := range e.unsched {
+		p := &e.pods[id]
+		fits := false
+		for _, f := range free {
+			if p.Spec.Requests.Fits(f) {
+				fits = true
+				break
+			}
+		}
+		if !fits {
+			p.unschedPos = int32(len(kept))
+			kept = append(kept, id)
+			continue
+		}
+		e.requeue(p)
+	}
+	e.unsched = kept
+}
+
+// capacityFreed notes that requests left node id or the node joined.
+func (e *Engine) capacityFreed(id NodeID) {
 	e.freed = true
 	e.maxFreeDirty = true
+	if ns := e.nodes[id]; !ns.freedMark {
+		ns.freedMark = true
+		e.freedNodes = append(e.freedNodes, id)
+	}
 }
 
 // bind places p on the node at slot i. The caller has checked feasibility.
@@ -656,7 +714,7 @@ func (e *Engine) unbind(p *Pod) {
 	id := p.Node
 	p.Node = -1
 	p.epoch++
-	e.capacityFreed()
+	e.capacityFreed(id)
 	if p.State == Running {
 		e.cpuContention(id, nil)
 	}
@@ -797,7 +855,7 @@ func (e *Engine) addNode(spec NodeSpec) {
 		}
 	}
 	e.c.nodes = append(e.c.nodes, n)
-	e.capacityFreed()
+	e.capacityFreed(id)
 }
 
 // cloneSpec copies a node spec so that the engine's copy does not alias the

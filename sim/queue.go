@@ -8,7 +8,8 @@ const (
 	evStart                         // a bound pod starts after its startup latency
 	evUsage                         // a running pod's usage moves to its next step
 	evFinish                        // a running pod completes
-	evRetry                         // a deferred pod's backoff expires
+	evRetry                         // a waiting pod's backoff expires
+	evFlush                         // an unschedulable pod's periodic retry
 	evSample                        // periodic metrics sample
 	evMachineAdd                    // trace machine joins (arg = index into Workload.Events)
 	evMachineDel                    // trace machine leaves (arg = index into Workload.Events)
@@ -21,7 +22,7 @@ const (
 // going: once none is queued, nothing can change any more.
 func (k evKind) essential() bool {
 	switch k {
-	case evArrive, evStart, evFinish, evMachineAdd, evMachineDel, evProvisioned:
+	case evArrive, evStart, evFinish, evRetry, evMachineAdd, evMachineDel, evProvisioned:
 		return true
 	}
 	return false

@@ -477,8 +477,8 @@ func formatTableValue(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
-// Progress is the content of a progress.csv file.
-type Progress struct {
+// ProgressTable is the content of a progress.csv file.
+type ProgressTable struct {
 	// Keys are the column names in file order.
 	Keys []string
 	// Rows[i][j] is row i's value of Keys[j]; an empty cell reads as NaN, as in pandas.
@@ -492,7 +492,7 @@ var errEmptyProgress = errors.New("no header")
 
 // ReadProgress reads a progress.csv. Every cell must be empty or a number (nan and inf
 // included); errors name the file, line and column.
-func ReadProgress(path string) (*Progress, error) {
+func ReadProgress(path string) (*ProgressTable, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -507,7 +507,7 @@ func ReadProgress(path string) (*Progress, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	p := &Progress{Keys: slices.Clone(header)}
+	p := &ProgressTable{Keys: slices.Clone(header)}
 	seen := map[string]bool{}
 	for j, k := range p.Keys {
 		if k == "" {
@@ -545,7 +545,7 @@ func ReadProgress(path string) (*Progress, error) {
 
 // Column returns key's values, one per row (NaN where the cell is empty), or nil and false if
 // there is no such column.
-func (p *Progress) Column(key string) ([]float64, bool) {
+func (p *ProgressTable) Column(key string) ([]float64, bool) {
 	j := slices.Index(p.Keys, key)
 	if j < 0 {
 		return nil, false

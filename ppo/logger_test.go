@@ -591,3 +591,41 @@ func ExampleLogger() {
 	// -9,2048,0.0123
 	// -8,4096,0.00615
 }
+
+// TestMonitorEpisodeAllocs: once its buffer has grown, Episode allocates nothing, auto-flush
+// included.
+func TestMonitorEpisodeAllocs(t *testing.T) {
+	start := time.Unix(100, 0)
+	m, err := NewMonitor(filepath.Join(t.TempDir(), MonitorFile), "x", start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	episode := func() {
+		if err := m.Episode(-1.25, 17, start.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 4000 { // grow pending past one auto-flush
+		episode()
+	}
+	if got := testing.AllocsPerRun(10000, episode); got != 0 {
+		t.Errorf("Episode allocates %v times per call; want 0", got)
+	}
+}
+
+func BenchmarkMonitorEpisode(b *testing.B) {
+	start := time.Unix(100, 0)
+	m, err := NewMonitor(filepath.Join(b.TempDir(), MonitorFile), "x", start)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := m.Episode(-1.25, 17, start.Add(time.Second)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "episodes/s")
+}

@@ -451,3 +451,27 @@ func BenchmarkTBWriterScalar(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "scalars/s")
 }
+
+// TestTBWriterScalarAllocs: once its buffers have grown, Scalar allocates nothing, auto-flush
+// included.
+func TestTBWriterScalarAllocs(t *testing.T) {
+	w, err := NewTBWriter(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Clock = stepClock(time.Unix(1, 0), time.Millisecond)
+	var step int64
+	scalar := func() {
+		step++
+		if err := w.Scalar("train/value_loss", step, 0.5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2000 { // grow buf past one auto-flush
+		scalar()
+	}
+	if got := testing.AllocsPerRun(5000, scalar); got != 0 {
+		t.Errorf("Scalar allocates %v times per call; want 0", got)
+	}
+}

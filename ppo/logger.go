@@ -167,8 +167,8 @@ type LoggerOptions struct {
 	EnvID string
 	// Verbose, if not nil, receives an SB3-like table of the scalars at every Dump.
 	Verbose io.Writer
-	// Resume continues an existing progress.csv and monitor.csv instead of replacing them
-	// (each one that does not exist is created). TensorBoard always gets a new event file,
+	// Resume continues an existing progress.csv and monitor.csv (each one that does not exist
+	// is created); without it, both are replaced by new files. TensorBoard always gets a new event file,
 	// which TensorBoard shows as the continuation of the old one's curves.
 	Resume bool
 	// Clock is the wall clock for monitor times and TensorBoard wall_time; nil means time.Now.
@@ -196,6 +196,7 @@ type Logger struct {
 	kv       map[string]float64
 	keys     []string // scratch: sorted keys of kv
 	line     []byte   // scratch: one progress row
+	closed   bool
 }
 
 // NewLogger creates dir if needed and opens its monitor.csv, progress.csv and a new
@@ -254,7 +255,7 @@ func (l *Logger) Record(key string, v float64) { l.kv[key] = v }
 // table if verbose, and clears the recorded values. A Dump with nothing recorded only flushes.
 // The step is not a column of its own: record time/total_timesteps for that.
 func (l *Logger) Dump(step int64) error {
-	if l.progress == nil {
+	if l.closed {
 		return fmt.Errorf("logger %s: dump: %w", l.dir, os.ErrClosed)
 	}
 	l.keys = l.keys[:0]
@@ -287,7 +288,7 @@ func (l *Logger) Dump(step int64) error {
 
 // Close flushes and closes every file; values recorded since the last Dump are dropped.
 func (l *Logger) Close() error {
-	if l.progress == nil {
+	if l.closed {
 		return fmt.Errorf("logger %s: close: %w", l.dir, os.ErrClosed)
 	}
 	return l.closeAll()
@@ -295,6 +296,7 @@ func (l *Logger) Close() error {
 
 // closeAll closes whatever is open.
 func (l *Logger) closeAll() error {
+	l.closed = true
 	var errs []error
 	if l.monitor != nil && l.monitor.f != nil {
 		errs = append(errs, l.monitor.Close())
@@ -345,6 +347,9 @@ func (l *Logger) openProgress(resume bool) error {
 // writeProgress appends the row of l.keys to progress.csv, or rewrites the file with the
 // widened header when some key is new.
 func (l *Logger) writeProgress() error {
+	if l.progress == nil { // an earlier rewrite could not reopen the file
+		return fmt.Errorf("logger: %s is not open", filepath.Join(l.dir, ProgressFile))
+	}
 	widened := false
 	for _, k := range l.keys {
 		if !slices.Contains(l.columns, k) {

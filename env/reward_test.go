@@ -288,3 +288,71 @@ func TestBalanceSignal(t *testing.T) {
 		}
 	}
 }
+
+// TestObsFlags checks the taint and affinity columns and the mask on a
+// hand-built cluster: n0 is tainted NoSchedule, n1 PreferNoSchedule, n2
+// holds its one allowed pod. Pod q requires zone z0 and prefers z1 (weight
+// 30) and z0 (weight 10), tolerating nothing.
+func TestObsFlags(t *testing.T) {
+	zone := func(z, r string) map[string]string { return map[string]string{sim.LabelZone: z, sim.LabelRack: r} }
+	res := sim.Resources{CPU: 4000, Mem: 8192}
+	nodes := []sim.NodeSpec{
+		{Name: "n0", Allocatable: res, Labels: zone("z0", "r0"),
+			Taints: []sim.Taint{{Key: "dedicated", Value: "online", Effect: sim.NoSchedule}}},
+		{Name: "n1", Allocatable: res, Labels: zone("z1", "r1"),
+			Taints: []sim.Taint{{Key: "spot", Value: "true", Effect: sim.PreferNoSchedule}}},
+		{Name: "n2", Allocatable: res, Labels: zone("z0", "r2"), MaxPods: 1},
+	}
+	in := func(z string) sim.Term { return sim.Term{{Key: sim.LabelZone, Op: sim.OpIn, Values: []string{z}}} }
+	q := sim.PodSpec{Name: "q", Arrival: sim.Second, Requests: sim.Resources{CPU: 1000, Mem: 1024},
+		Affinity: &sim.Affinity{
+			Required:  []sim.Term{in("z0")},
+			Preferred: []sim.PreferredTerm{{Weight: 30, Term: in("z1")}, {Weight: 10, Term: in("z0")}},
+		}}
+	w := &sim.Workload{
+		Nodes: nodes,
+		Pods:  []sim.PodSpec{{Name: "filler", Requests: sim.Resources{CPU: 1000, Mem: 1024}}, q},
+		End:   10 * sim.Second,
+	}
+	cases := []struct {
+		name   string
+		domain DomainLevel
+		want   []int32
+	}{
+		{"zone", Zone, []int32{0, 1, 0}},
+		{"rack", Rack, []int32{0, 1, 2}},
+	}
+	for _, c := range cases {
+		cfg := quietConfig()
+		cfg.Domain = c.domain
+		e, err := New(cfg, Fixed{w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.Reset(1); err != nil {
+			t.Fatal(err)
+		}
+		obs, _, _, _, _ := e.Step(2) // filler on n2
+		// Columns Pods, Taint, SoftTaint, AffinityMiss, AffinityPref, Fits:
+		// n0: hard taint not tolerated, zone z0 matches, 10/40 preferred.
+		// n1: soft taint, zone z1 fails the requirement, 30/40 preferred.
+		// n2: one pod of one, z0, 10/40 preferred; full, so q does not fit.
+		want := [][]float64{
+			{0, 1, 0, 0, 0.25, 0},
+			{0, 0, 1, 1, 0.75, 0},
+			{1, 0, 0, 0, 0.25, 0},
+		}
+		for i, row := range want {
+			got := obs.Row(i)[NodePods : NodeFits+1]
+			for k := range row {
+				if !near(got[k], row[k]) {
+					t.Errorf("%s: node %d columns Pods..Fits = %v; want %v", c.name, i, got, row)
+					break
+				}
+			}
+			if obs.Mask[i] || obs.Domain[i] != c.want[i] {
+				t.Errorf("%s: node %d mask %v domain %d; want false, %d", c.name, i, obs.Mask[i], obs.Domain[i], c.want[i])
+			}
+		}
+	}
+}

@@ -84,8 +84,11 @@
 //     them; a deferral or a failure gives 0. F does not depend on the node
 //     chosen, only on whether the pod is placed; S does.
 //   - P_violation: SLA violations that started (a high-priority pod throttled
-//     or evicted) plus evictions plus preemptions, counted from the decision
-//     to the returned observation (sim.Counters differences).
+//     or evicted) plus evictions (memory pressure, machine removal) plus
+//     preemptions, counted from the decision to the returned observation
+//     (sim.Counters differences). An evicted high-priority pod counts twice,
+//     as a violation and as an eviction; pods drained by autoscaler
+//     scale-down do not count.
 //   - P_failure: 1 when the action was masked out or out of range.
 //   - P_pending: 1 when the action deferred a pod although a node was
 //     feasible (sim.OutcomeDeferred); choosing Pending when nothing fits is

@@ -134,7 +134,13 @@ func (e *Env) start() (Obs, Info, error) {
 		if w == nil {
 			return Obs{}, Info{}, fmt.Errorf("env: new episode of %d nodes: source returned no workload", n)
 		}
-		eng, err := sim.New(w, e.cfg.simConfig(n, e.rng.Uint64()))
+		// The autoscaler's bounds follow the workload's actual initial size,
+		// which a Fixed or trace source need not match with n.
+		size := len(w.Nodes)
+		if size == 0 {
+			size = n
+		}
+		eng, err := sim.New(w, e.cfg.simConfig(size, e.rng.Uint64()))
 		if err != nil {
 			return Obs{}, Info{}, fmt.Errorf("env: new episode of %d nodes: %w", n, err)
 		}

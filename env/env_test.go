@@ -1,6 +1,8 @@
 package env
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -460,5 +462,76 @@ func TestStepAllocs(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(500, step); a != 0 {
 		t.Errorf("%v allocations per step; want 0", a)
+	}
+}
+
+// TestEmptyCluster: a workload whose only node joins at 5 s. The pod
+// arriving at 0 s meets N = 0: the observation has no node rows and only
+// Pending is allowed; Pending is then the only legal action (unschedulable,
+// not a deferral), and action 0 (= N) is that Pending.
+func TestEmptyCluster(t *testing.T) {
+	w := &sim.Workload{
+		Pods: []sim.PodSpec{{Name: "p", Requests: sim.Resources{CPU: 1000, Mem: 1024}, Duration: sim.Second}},
+		Events: []sim.MachineEvent{{At: 5 * sim.Second, Kind: sim.MachineAdd,
+			Node: sim.NodeSpec{Name: "late", Allocatable: sim.Resources{CPU: 4000, Mem: 8192}}}},
+		End: 20 * sim.Second,
+	}
+	e, err := New(quietConfig(), Fixed{w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, _, err := e.Reset(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obs.N != 0 || len(obs.Nodes) != 0 || len(obs.Domain) != 0 || len(obs.Mask) != 1 || !obs.Mask[0] {
+		t.Fatalf("empty cluster: N %d, %d node values, %d domains, mask %v; want 0, 0, 0, [true]",
+			obs.N, len(obs.Nodes), len(obs.Domain), obs.Mask)
+	}
+	obs, r, _, _, info := e.Step(0)
+	// Nothing happened and nothing is placed: balance over no node is 1
+	// (std 0), no other term: reward 1.
+	if info.Outcome != sim.OutcomeUnschedulable || info.Pending != 0 || info.Failure != 0 || r != 1 {
+		t.Errorf("pending on an empty cluster: %v, pending %v, failure %v, reward %v; want unschedulable, 0, 0, 1",
+			info.Outcome, info.Pending, info.Failure, r)
+	}
+	// The node joins at 5 s and the pod is retried at once.
+	if obs.N != 1 || info.Time != 5*sim.Second || !obs.Mask[0] {
+		t.Errorf("after the node joined: N %d at %v, mask %v; want 1 at 5s, [true true]", obs.N, info.Time, obs.Mask)
+	}
+}
+
+// TestConfigKeys: every field of the config has a YAML key equal to its
+// JSON key, and the default config survives a JSON round trip with unknown
+// keys refused (the config written next to a run can be read back).
+func TestConfigKeys(t *testing.T) {
+	var walk func(path string, typ reflect.Type)
+	walk = func(path string, typ reflect.Type) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			y, j := f.Tag.Get("yaml"), f.Tag.Get("json")
+			if y == "" || y != j {
+				t.Errorf("%s.%s: yaml key %q, json key %q; want equal and non-empty", path, f.Name, y, j)
+			}
+			if f.Type.Kind() == reflect.Struct && f.Type.PkgPath() == typ.PkgPath() {
+				walk(path+"."+y, f.Type)
+			}
+		}
+	}
+	walk("config", reflect.TypeFor[Config]())
+
+	want := DefaultConfig()
+	data, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var got Config
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 	}
 }

@@ -152,10 +152,10 @@ type encoder struct {
 func (en *encoder) encode(c *sim.Cluster, p *sim.Pod, typical sim.Resources) Obs {
 	nodes := c.Nodes()
 	n := len(nodes)
-	if cap(en.mask) < n+1 {
-		en.nodes = make([]float64, n*NodeFeatures, 2*n*NodeFeatures)
-		en.domain = make([]int32, n, 2*n)
-		en.mask = make([]bool, n+1, 2*(n+1))
+	if cap(en.mask) < n+1 { // room for twice as many nodes, so growth is rare
+		en.nodes = make([]float64, 2*(n+1)*NodeFeatures)
+		en.domain = make([]int32, 2*(n+1))
+		en.mask = make([]bool, 2*(n+1))
 	}
 	feat := en.nodes[:n*NodeFeatures]
 	dom := en.domain[:n]

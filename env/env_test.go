@@ -405,6 +405,11 @@ func TestConfigValidate(t *testing.T) {
 		{"scale max below 1", "autoscale_max_factor", func(c *Config) { c.ScaleMax = 0.5 }},
 		{"no pods", "pods_per_node", func(c *Config) { c.Workload.PodsPerNode = 0 }},
 		{"zero load", "load", func(c *Config) { c.Workload.Load = 0 }},
+		{"all services", "service_share", func(c *Config) { c.Workload.ServiceShare = 1 }},
+		{"online share", "online_share", func(c *Config) { c.Workload.OnlineShare = -0.1 }},
+		{"no zones", "zones", func(c *Config) { c.Workload.Zones = 0 }},
+		{"no racks", "racks_per_zone", func(c *Config) { c.Workload.RacksPerZone = 0 }},
+		{"no day", "day_length_ms", func(c *Config) { c.Workload.DayLength = 0 }},
 		{"sim", "backoff_max_ms", func(c *Config) { c.Sim.BackoffMax = 1 }},
 		{"absolute max below scaled min", "autoscaler.max_nodes", func(c *Config) {
 			c.ScaleMax, c.Sim.Autoscaler.MaxNodes = 0, 3

@@ -1,9 +1,14 @@
 package env
 
 import (
+	"errors"
 	"math/rand/v2"
 	"reflect"
+	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/kubesim/kubesim/sim"
 )
 
 // TestVecMatchesSequential: K environments stepped by a VecEnv with any
@@ -114,5 +119,50 @@ func TestVecErrors(t *testing.T) {
 	}
 	if _, err := f.Reset(1); err == nil {
 		t.Error("Reset over a failing source gave no error")
+	}
+}
+
+// flakySource serves a fixed workload ok times, then fails.
+type flakySource struct {
+	w     *sim.Workload
+	ok    int64
+	calls atomic.Int64
+}
+
+func (f *flakySource) Episode(*rand.Rand, int) (*sim.Workload, error) {
+	if f.calls.Add(1) > f.ok {
+		return nil, errBroken
+	}
+	return f.w, nil
+}
+
+// TestVecResetError: when an auto-reset fails, Step reports it, wrapped,
+// naming the environment.
+func TestVecResetError(t *testing.T) {
+	cfg := quietConfig()
+	cfg.MaxSteps = 2
+	v, err := NewVec(cfg, &flakySource{w: twoNodes(), ok: 3}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Len() != 3 {
+		t.Fatalf("Len() = %d; want 3", v.Len())
+	}
+	if _, err := v.Reset(1); err != nil {
+		t.Fatal(err)
+	}
+	actions := []int{2, 2, 2} // Pending for each
+	if _, err := v.Step(actions); err != nil {
+		t.Fatalf("first step: %v", err)
+	}
+	// The second step truncates every episode; the resets fail.
+	_, err = v.Step(actions)
+	if !errors.Is(err, errBroken) {
+		t.Fatalf("error %v; want one wrapping %v", err, errBroken)
+	}
+	for _, name := range []string{"env 0: step", "env 1: step", "env 2: step"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error %q does not name %q", err, name)
+		}
 	}
 }

@@ -540,3 +540,60 @@ func TestConfigKeys(t *testing.T) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestMaskMatchesFilters compares the mask and the taint and affinity
+// columns with sim's filters on every node at every decision of random
+// episodes on 20-node synthetic clusters (which have NoSchedule nodes and
+// zone-affine pods), and checks that every way of failing was met, so the
+// comparison is not vacuous.
+func TestMaskMatchesFilters(t *testing.T) {
+	cfg := busyConfig(20)
+	cfg.MaxSteps = 1500
+	e, err := New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	var seen struct{ fits, resources, taint, affinity int }
+	for seed := range uint64(3) {
+		obs, _, err := e.Reset(seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			p := mustPod(t, e)
+			nodes := e.eng.Cluster().Nodes()
+			for i := range nodes {
+				n, s := &nodes[i], p.Spec
+				res, tol, aff := sim.FitsResources(n, s), sim.ToleratesTaints(n, s), sim.MatchesAffinity(n, s)
+				feasible := sim.Feasible(n, s)
+				row := obs.Row(i)
+				if obs.Mask[i] != feasible || (row[NodeTaint] == 1) == tol || (row[NodeAffinityMiss] == 1) == aff {
+					t.Fatalf("seed %d at %v: pod %s on node %s: mask %v taint %v affinity-miss %v; "+
+						"sim says feasible %v, tolerates %v, matches %v",
+						seed, e.eng.Now(), s.Name, n.Spec.Name, obs.Mask[i], row[NodeTaint], row[NodeAffinityMiss],
+						feasible, tol, aff)
+				}
+				switch {
+				case feasible:
+					seen.fits++
+				case !tol:
+					seen.taint++
+				case !aff:
+					seen.affinity++
+				case !res:
+					seen.resources++
+				}
+			}
+			var term, trunc bool
+			obs, _, term, trunc, _ = e.Step(allowedAction(r, obs))
+			if term || trunc {
+				break
+			}
+		}
+	}
+	if seen.fits == 0 || seen.resources == 0 || seen.taint == 0 || seen.affinity == 0 {
+		t.Errorf("not every case met: %+v", seen)
+	}
+	t.Logf("node checks: %+v", seen)
+}

@@ -1,0 +1,101 @@
+// Package env is kubesim's reinforcement-learning environment: the Gymnasium
+// API in Go over the simulator (package sim), one step per scheduling
+// decision.
+//
+//	e, err := env.New(env.DefaultConfig(), nil) // nil: the synthetic source
+//	obs, info, err := e.Reset(seed)
+//	obs, reward, terminated, truncated, info := e.Step(action)
+//
+// VecEnv steps K environments in parallel goroutines with automatic resets.
+//
+// # Episodes
+//
+// Reset(seed) draws, from one random stream seeded by seed: the initial
+// cluster size n uniformly in [Config.MinNodes, Config.MaxNodes], the
+// workload (Source.Episode(r, n): a synthetic workload, or a trace window
+// once the trace loader provides a Source) and the simulator's seed
+// (startup and provisioning noise). The same seed and actions give the same
+// episode, bit for bit. An episode terminates when the workload is exhausted
+// (sim.Engine.Next returns false, at the window's end) and is truncated
+// after Config.MaxSteps decisions. With the autoscaler (on by default) and
+// trace machine events, the node count N changes between steps.
+//
+// # Observation
+//
+// Obs.Pod has PodFeatures values, Obs.Nodes is an N x NodeFeatures matrix
+// (row i is node i of sim.Engine.Cluster().Nodes() at this decision), each
+// column listed at its constant:
+//
+//	Pod*:  CPU, Mem       request / Config.Reference
+//	       Priority       0 batch, 1 online
+//	       Duration       ln(1+d/1s)/ln(1+86400), 1 for long-running pods
+//	       Service        1 for a long-running pod
+//	       Attempts       ln(1+decisions so far)/ln(17)
+//	       Waited         ln(1+queued seconds)/ln(3601)
+//	Node*: CPUAlloc, MemAlloc     requested / allocatable
+//	       CPUUtil, MemUtil       actual use / allocatable (not capped)
+//	       CPUAfter, MemAfter     (requested + the pod's request) / allocatable
+//	       Pods                   pods bound / pod limit
+//	       Taint, SoftTaint       1 when a hard (NoSchedule, NoExecute) or
+//	                              soft (PreferNoSchedule) taint is not tolerated
+//	       AffinityMiss           1 when required node affinity excludes the node
+//	       AffinityPref           matched share of preferred-affinity weight
+//	       Fits                   1 when the filters pass (= Mask[i])
+//	       CPUSize, MemSize       allocatable / Config.Reference
+//
+// Obs.Domain gives each node's failure-domain id at the level of
+// Config.Domain (zone by default, or rack; -1 without the label), for the
+// GNN's neighbourhoods. Obs.Mask has N+1 entries: node i is allowed exactly
+// when sim.Feasible passes (kube-scheduler's default filters: resources and
+// pod count, taints, required node affinity, the same functions the
+// heuristics of package sched use), and Mask[N], the Pending token, always.
+//
+// The slices of an Obs are the environment's own buffers, reused at every
+// step so that stepping does not allocate: an Obs is valid until the next
+// Step or Reset of the environment that returned it. Copy it (Clone, CopyTo)
+// to keep it.
+//
+// # Action
+//
+// An action in [0, N) places the pod on that node, N leaves it pending (the
+// simulator retries it after kube-scheduler's backoff). Every other integer,
+// and a node that the mask forbids, is a scheduling failure: the pod stays
+// pending for its backoff and P_failure is 1. No integer makes Step panic.
+//
+// # Reward
+//
+//	r = w1*R_balance + w2*R_fragment - w3*P_violation - w4*P_failure - wp*P_pending
+//
+// with the weights of Config.Reward; Info reports every term unweighted.
+//
+//   - R_balance: with s the population standard deviation over nodes of CPU
+//     utilisation at the returned observation (actual use capped at
+//     allocatable, or requested CPU with balance_of "requested"), either
+//     1 - s/0.5 ("bounded", in [0, 1], the default) or 1/(s + 0.01)
+//     ("inverse", the original design, up to 100).
+//   - R_fragment: the decrease caused by the decision itself, measured just
+//     before and just after sim.Engine.Decide at the same simulated time, of
+//     the stranded share S and of the fragmentation ratio F:
+//     R_fragment = (1-m)*(S_before - S_after) + m*(F_before - F_after), m =
+//     fragment_mix. S is the mean of the stranded shares of free CPU and of
+//     free memory, and F = 1 - min(A_cpu, A_mem)/max(A_cpu, A_mem), exactly as
+//     sim's metrics define them (DESIGN "Metrics"), with the workload's
+//     typical pod (sim.Engine.Typical). Only a bind or a preemption changes
+//     them; a deferral or a failure gives 0. F does not depend on the node
+//     chosen, only on whether the pod is placed; S does.
+//   - P_violation: SLA violations that started (a high-priority pod throttled
+//     or evicted) plus evictions (memory pressure, machine removal) plus
+//     preemptions, counted from the decision to the returned observation
+//     (sim.Counters differences). An evicted high-priority pod counts twice,
+//     as a violation and as an eviction; pods drained by autoscaler
+//     scale-down do not count.
+//   - P_failure: 1 when the action was masked out or out of range.
+//   - P_pending: 1 when the action deferred a pod although a node was
+//     feasible (sim.OutcomeDeferred); choosing Pending when nothing fits is
+//     free, being the only legal action.
+//
+// # Units
+//
+// Simulated time is sim.Time (milliseconds); resources are millicores and
+// MiB; every observation value is a dimensionless ratio or flag.
+package env

@@ -100,11 +100,7 @@ func New(cfg Config, src Source) (*Env, error) {
 	}
 	e := &Env{cfg: cfg, src: src, pcg: rand.NewPCG(0, rngStream)}
 	e.rng = rand.New(e.pcg)
-	e.enc.ref = cfg.Reference
-	e.enc.signal = cfg.Reward.BalanceOf
-	if cfg.Domain == Rack {
-		e.enc.level = 1
-	}
+	e.enc = newEncoder(cfg)
 	e.over = true
 	return e, nil
 }

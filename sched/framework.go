@@ -1,0 +1,318 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/kubesim/kubesim/sim"
+)
+
+// WeightedScore is a score plugin and its weight in a profile.
+type WeightedScore struct {
+	Plugin ScorePlugin
+	Weight int64
+}
+
+// Selection is how a profile picks a node among the feasible ones.
+type Selection uint8
+
+// Selections.
+const (
+	// SelectBest scores the candidates and picks the highest weighted sum;
+	// ties are broken uniformly at random from the seed (kube-scheduler's
+	// selectHost). With no score plugins every candidate ties, so the choice
+	// is uniform over the candidates.
+	SelectBest Selection = iota
+	// SelectFirst picks the first feasible node in node order, without
+	// scoring and without sampling.
+	SelectFirst
+)
+
+// Profile is a scheduling profile: filter plugins, weighted score plugins and
+// how to pick a node.
+type Profile struct {
+	Name    string
+	Filters []FilterPlugin
+	Scores  []WeightedScore
+	// PercentageOfNodesToScore is kube-scheduler's option of the same name:
+	// once that share of the nodes has been found feasible, the search
+	// stops and only those are scored; the next decision's search starts
+	// where this one stopped. 0 is upstream's adaptive default
+	// (numFeasibleNodesToFind: 50 - N/125 percent, at least 5 percent, and
+	// never fewer than 100 nodes, so clusters below about 200 nodes are
+	// always searched in full); 100 scores every feasible node.
+	PercentageOfNodesToScore int
+	Select                   Selection
+}
+
+// Validate reports the first problem with the profile, naming the field.
+func (pr *Profile) Validate() error {
+	if pr.Name == "" {
+		return errors.New("profile without a name")
+	}
+	for i, f := range pr.Filters {
+		if f == nil {
+			return fmt.Errorf("profile %q: filter %d is nil", pr.Name, i)
+		}
+	}
+	for i, s := range pr.Scores {
+		if s.Plugin == nil {
+			return fmt.Errorf("profile %q: score %d is nil", pr.Name, i)
+		}
+		if s.Weight <= 0 {
+			return fmt.Errorf("profile %q: score %d (%s): weight %d must be positive", pr.Name, i, s.Plugin.Name(), s.Weight)
+		}
+	}
+	if pr.PercentageOfNodesToScore < 0 || pr.PercentageOfNodesToScore > 100 {
+		return fmt.Errorf("profile %q: percentageOfNodesToScore %d outside [0, 100]", pr.Name, pr.PercentageOfNodesToScore)
+	}
+	switch pr.Select {
+	case SelectBest:
+	case SelectFirst:
+		if len(pr.Scores) > 0 {
+			return fmt.Errorf("profile %q: first-feasible selection would ignore its %d score plugins", pr.Name, len(pr.Scores))
+		}
+	default:
+		return fmt.Errorf("profile %q: unknown selection %d", pr.Name, pr.Select)
+	}
+	return nil
+}
+
+// Framework runs a Profile as a sim.Scheduler, the way kube-scheduler's
+// scheduling cycle runs one: find feasible nodes (stopping early when
+// sampling), score them with every score plugin, sum the scores times their
+// weights, and pick the best node.
+//
+// The search for feasible nodes is kube-scheduler's findNodesThatPassFilters
+// made sequential and therefore deterministic: nodes are examined in index
+// order starting at a rotating start index; the search stops when one more
+// than numFeasibleNodesToFind nodes have been found (that node is not kept,
+// as upstream cancels on it), and the next decision starts after the last
+// node examined. Upstream runs the filters on 16 goroutines, so which nodes
+// it examines varies from run to run; here it does not.
+//
+// A Framework owns its buffers and random source and reuses them: a decision
+// allocates nothing once the buffers have grown to the cluster size. It is
+// not safe for concurrent use; give each engine its own instance.
+type Framework struct {
+	prof  Profile
+	rng   *rand.Rand
+	next  int // kube-scheduler's nextStartNodeIndex
+	cand  []int32
+	buf   []int64
+	total []int64
+	ties  []int32
+	chunk [chunkSize]int32
+}
+
+var _ sim.Scheduler = (*Framework)(nil)
+
+// chunkSize is how many nodes go through the filter chain per batch while
+// searching for feasible nodes.
+const chunkSize = 64
+
+// NewFramework validates prof and returns a framework running it, with its
+// random choices drawn from seed.
+func NewFramework(prof Profile, seed uint64) (*Framework, error) {
+	if err := prof.Validate(); err != nil {
+		return nil, fmt.Errorf("new framework: %w", err)
+	}
+	return newFramework(prof, seed), nil
+}
+
+// newFramework is NewFramework for profiles built by this package, which
+// the tests validate.
+func newFramework(prof Profile, seed uint64) *Framework {
+	// The second PCG word is a fixed constant so that the seed alone
+	// selects the stream.
+	return &Framework{prof: prof, rng: rand.New(rand.NewPCG(seed, 0x6b75626573696d21))}
+}
+
+// Name returns the profile's name.
+func (f *Framework) Name() string { return f.prof.Name }
+
+// Profile returns the profile the framework runs. Its slices are shared
+// with the framework; do not modify them.
+func (f *Framework) Profile() Profile { return f.prof }
+
+// Schedule returns the index in c.Nodes() of the node chosen for p, or
+// sim.PendingDecision when no node passes the filters.
+func (f *Framework) Schedule(c *sim.Cluster, p *sim.Pod) int {
+	nodes := c.Nodes()
+	n := len(nodes)
+	if n == 0 || p == nil || p.Spec == nil {
+		return sim.PendingDecision
+	}
+	f.grow(n)
+	spec := p.Spec
+	if f.prof.Select == SelectFirst {
+		cand := f.findFeasible(nodes, spec, 0, 1)
+		if len(cand) == 0 {
+			return sim.PendingDecision
+		}
+		return int(cand[0])
+	}
+
+	k := numFeasibleNodesToFind(f.prof.PercentageOfNodesToScore, n)
+	start := f.next % n // the cluster may have shrunk since the last decision
+	cand := f.findFeasible(nodes, spec, start, k+1)
+	processed := n
+	if len(cand) > k {
+		// The search stopped at the (k+1)-th feasible node: everything
+		// before it was examined.
+		processed = int(cand[k]) - start
+		if processed < 0 {
+			processed += n
+		}
+		cand = cand[:k]
+	}
+	f.next = (start + processed) % n
+
+	switch len(cand) {
+	case 0:
+		return sim.PendingDecision
+	case 1:
+		return int(cand[0]) // upstream skips scoring a single feasible node
+	}
+	total := f.score(nodes, spec, cand)
+	return int(cand[f.selectBest(total)])
+}
+
+// Scores writes into dst (grown to len(c.Nodes()) if needed) the total
+// weighted score of every feasible node for p, and -1 for every infeasible
+// one, and returns dst. Unlike Schedule it scores every feasible node (no
+// sampling), so normalising plugins see all of them; it does not advance the
+// rotating start index or draw from the random source. For tests, tools and
+// explanations; it may allocate.
+func (f *Framework) Scores(c *sim.Cluster, p *sim.Pod, dst []int64) []int64 {
+	nodes := c.Nodes()
+	n := len(nodes)
+	if cap(dst) < n {
+		dst = make([]int64, n)
+	}
+	dst = dst[:n]
+	for i := range dst {
+		dst[i] = -1
+	}
+	if n == 0 || p == nil || p.Spec == nil {
+		return dst
+	}
+	f.grow(n)
+	cand := f.findFeasible(nodes, p.Spec, 0, n+1)
+	total := f.score(nodes, p.Spec, cand)
+	for j, i := range cand {
+		dst[i] = total[j]
+	}
+	return dst
+}
+
+// grow makes the buffers hold n nodes.
+func (f *Framework) grow(n int) {
+	if cap(f.cand) >= n+chunkSize {
+		return
+	}
+	m := n + n/4 + chunkSize
+	f.cand = make([]int32, 0, m)
+	f.buf = make([]int64, m)
+	f.total = make([]int64, m)
+	f.ties = make([]int32, 0, m)
+}
+
+// findFeasible runs the filters over the nodes in index order from start,
+// wrapping around, one chunk at a time, until at least stopAt feasible nodes
+// have been found or every node has been examined. It returns the feasible
+// nodes in examination order; the last chunk may add more than stopAt.
+func (f *Framework) findFeasible(nodes []sim.Node, p *sim.PodSpec, start, stopAt int) []int32 {
+	n := len(nodes)
+	cand := f.cand[:0]
+	for pos := 0; pos < n && len(cand) < stopAt; {
+		m := min(chunkSize, n-pos)
+		ch := f.chunk[:m]
+		idx := start + pos
+		for j := range ch {
+			if idx >= n {
+				idx -= n
+			}
+			ch[j] = int32(idx)
+			idx++
+		}
+		for _, fl := range f.prof.Filters {
+			ch = fl.Filter(nodes, p, ch)
+			if len(ch) == 0 {
+				break
+			}
+		}
+		cand = append(cand, ch...)
+		pos += m
+	}
+	f.cand = cand
+	return cand
+}
+
+// score returns the total weighted score of each candidate.
+func (f *Framework) score(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int64 {
+	total := f.total[:len(cand)]
+	clear(total)
+	buf := f.buf[:len(cand)]
+	for _, ws := range f.prof.Scores {
+		if !ws.Plugin.Score(nodes, p, cand, buf) {
+			continue
+		}
+		w := ws.Weight
+		for j, s := range buf {
+			total[j] += w * s
+		}
+	}
+	return total
+}
+
+// selectBest returns the position of the highest total, choosing uniformly
+// at random among equal highest totals. Upstream's selectHost does the same
+// by reservoir sampling, one random draw per tie; collecting the ties and
+// drawing once gives every tied node the same probability 1/k with a single
+// draw.
+func (f *Framework) selectBest(total []int64) int {
+	best := total[0]
+	ties := append(f.ties[:0], 0)
+	for j := 1; j < len(total); j++ {
+		switch s := total[j]; {
+		case s > best:
+			best = s
+			ties = append(ties[:0], int32(j))
+		case s == best:
+			ties = append(ties, int32(j))
+		}
+	}
+	f.ties = ties
+	if len(ties) == 1 {
+		return int(ties[0])
+	}
+	return int(ties[f.rng.IntN(len(ties))])
+}
+
+// Upstream constants of numFeasibleNodesToFind.
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+	basePercentageOfNodesToScore     = 50
+)
+
+// numFeasibleNodesToFind is kube-scheduler's rule for how many feasible
+// nodes to find before scoring, for percentage in [0, 100] (0 adaptive).
+func numFeasibleNodesToFind(percentage, numAllNodes int) int {
+	if numAllNodes < minFeasibleNodesToFind {
+		return numAllNodes
+	}
+	if percentage == 0 {
+		percentage = basePercentageOfNodesToScore - numAllNodes/125
+		if percentage < minFeasibleNodesPercentageToFind {
+			percentage = minFeasibleNodesPercentageToFind
+		}
+	}
+	num := numAllNodes * percentage / 100
+	if num < minFeasibleNodesToFind {
+		return minFeasibleNodesToFind
+	}
+	return num
+}

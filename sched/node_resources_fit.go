@@ -1,0 +1,207 @@
+package sched
+
+import "github.com/kubesim/kubesim/sim"
+
+// NodeResourcesFit is kube-scheduler's NodeResourcesFit plugin.
+//
+// As a filter it keeps the nodes whose free allocatable CPU and memory hold
+// the pod's requests and whose bound pod count is below the pod limit
+// (sim.FitsResources).
+//
+// As a score it applies its scoring strategy to the node's requested
+// resources after placing the pod: LeastAllocatedStrategy (kube-scheduler's
+// default, spreads) or MostAllocatedStrategy (its bin-packing profile), with
+// Weights for CPU and memory. Like upstream it scores with the pod's non-zero
+// requests (NonZeroRequests: a zero CPU request counts as
+// DefaultMilliCPURequest, a zero memory request as DefaultMemoryRequestMiB).
+// Upstream also counts the node's bound pods by their non-zero requests;
+// sim.Node only carries plain requests, so the node side here is
+// Node.Requested (identical unless a bound pod has a zero request).
+type NodeResourcesFit struct {
+	Strategy ScoringStrategy
+	// Weights of CPU and memory, in that order (upstream: 1..100 each,
+	// default 1 and 1).
+	Weights [2]int64
+}
+
+var (
+	_ FilterPlugin = (*NodeResourcesFit)(nil)
+	_ ScorePlugin  = (*NodeResourcesFit)(nil)
+)
+
+// NodeResourcesFitName is the upstream plugin name.
+const NodeResourcesFitName = "NodeResourcesFit"
+
+// ScoringStrategy is NodeResourcesFit's scoring strategy.
+type ScoringStrategy uint8
+
+// Scoring strategies. The zero value is kube-scheduler's default.
+const (
+	LeastAllocatedStrategy ScoringStrategy = iota // favour free nodes: LeastAllocated
+	MostAllocatedStrategy                         // favour full nodes: MostAllocated
+)
+
+// String returns the upstream spelling of the strategy.
+func (s ScoringStrategy) String() string {
+	switch s {
+	case LeastAllocatedStrategy:
+		return "LeastAllocated"
+	case MostAllocatedStrategy:
+		return "MostAllocated"
+	}
+	return "ScoringStrategy(?)"
+}
+
+// Non-zero default requests that kube-scheduler substitutes for a missing
+// request when scoring (pkg/scheduler/util: 100 millicores, 200 MiB).
+const (
+	DefaultMilliCPURequest  int64 = 100
+	DefaultMemoryRequestMiB int64 = 200
+)
+
+// Name returns NodeResourcesFitName.
+func (pl *NodeResourcesFit) Name() string { return NodeResourcesFitName }
+
+// Filter keeps the candidates that pass sim.FitsResources.
+func (pl *NodeResourcesFit) Filter(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int32 {
+	k := 0
+	for _, i := range cand {
+		if sim.FitsResources(&nodes[i], p) {
+			cand[k] = i
+			k++
+		}
+	}
+	return cand[:k]
+}
+
+// Score writes the strategy's score (0..100) of each candidate.
+func (pl *NodeResourcesFit) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32, dst []int64) bool {
+	req := NonZeroRequests(p.Requests)
+	w := pl.Weights
+	most := pl.Strategy == MostAllocatedStrategy
+	for j, i := range cand {
+		n := &nodes[i]
+		r := n.Requested.Add(req)
+		if most {
+			dst[j] = mostAllocated2(r, n.Alloc, w)
+		} else {
+			dst[j] = leastAllocated2(r, n.Alloc, w)
+		}
+	}
+	return true
+}
+
+// NewNodeResourcesFit returns the plugin with the given strategy and
+// kube-scheduler's default weights (CPU 1, memory 1).
+func NewNodeResourcesFit(s ScoringStrategy) *NodeResourcesFit {
+	return &NodeResourcesFit{Strategy: s, Weights: [2]int64{1, 1}}
+}
+
+// NonZeroRequests returns r with each zero request replaced by
+// kube-scheduler's scoring default (DefaultMilliCPURequest,
+// DefaultMemoryRequestMiB). kubesim has no distinction between a missing
+// request and an explicit zero; it treats zero as missing.
+func NonZeroRequests(r sim.Resources) sim.Resources {
+	if r.CPU == 0 {
+		r.CPU = DefaultMilliCPURequest
+	}
+	if r.Mem == 0 {
+		r.Mem = DefaultMemoryRequestMiB
+	}
+	return r
+}
+
+// LeastAllocated is kube-scheduler's LeastAllocated score: the weighted mean
+// over resources of (allocatable-requested)*100/allocatable, integer
+// arithmetic throughout, where requested[i] already includes the incoming
+// pod. A resource with zero allocatable is skipped; a resource whose
+// requested exceeds allocatable scores 0; the result is 0 when no weight
+// remains. Slices must have equal lengths.
+func LeastAllocated(requested, allocatable, weights []int64) int64 {
+	var score, weightSum int64
+	for i := range requested {
+		if allocatable[i] == 0 {
+			continue
+		}
+		score += leastRequestedScore(requested[i], allocatable[i]) * weights[i]
+		weightSum += weights[i]
+	}
+	if weightSum == 0 {
+		return 0
+	}
+	return score / weightSum
+}
+
+// MostAllocated is kube-scheduler's MostAllocated score: the weighted mean
+// over resources of requested*100/allocatable, with requested capped at
+// allocatable (non-zero default requests can push it over), integer
+// arithmetic throughout. A resource with zero allocatable is skipped; the
+// result is 0 when no weight remains. Slices must have equal lengths.
+func MostAllocated(requested, allocatable, weights []int64) int64 {
+	var score, weightSum int64
+	for i := range requested {
+		if allocatable[i] == 0 {
+			continue
+		}
+		score += mostRequestedScore(requested[i], allocatable[i]) * weights[i]
+		weightSum += weights[i]
+	}
+	if weightSum == 0 {
+		return 0
+	}
+	return score / weightSum
+}
+
+// leastRequestedScore is the unused share of one resource on a 0..100 scale.
+func leastRequestedScore(requested, capacity int64) int64 {
+	if capacity == 0 || requested > capacity {
+		return 0
+	}
+	return (capacity - requested) * MaxNodeScore / capacity
+}
+
+// mostRequestedScore is the used share of one resource on a 0..100 scale.
+func mostRequestedScore(requested, capacity int64) int64 {
+	if capacity == 0 {
+		return 0
+	}
+	if requested > capacity {
+		requested = capacity
+	}
+	return requested * MaxNodeScore / capacity
+}
+
+// leastAllocated2 is LeastAllocated for (cpu, memory) without slices: the
+// hot path. TestResourceScoresTwoDimMatchSlices checks they agree.
+func leastAllocated2(req, alloc sim.Resources, w [2]int64) int64 {
+	var score, weightSum int64
+	if alloc.CPU != 0 {
+		score += leastRequestedScore(req.CPU, alloc.CPU) * w[0]
+		weightSum += w[0]
+	}
+	if alloc.Mem != 0 {
+		score += leastRequestedScore(req.Mem, alloc.Mem) * w[1]
+		weightSum += w[1]
+	}
+	if weightSum == 0 {
+		return 0
+	}
+	return score / weightSum
+}
+
+// mostAllocated2 is MostAllocated for (cpu, memory) without slices.
+func mostAllocated2(req, alloc sim.Resources, w [2]int64) int64 {
+	var score, weightSum int64
+	if alloc.CPU != 0 {
+		score += mostRequestedScore(req.CPU, alloc.CPU) * w[0]
+		weightSum += w[0]
+	}
+	if alloc.Mem != 0 {
+		score += mostRequestedScore(req.Mem, alloc.Mem) * w[1]
+		weightSum += w[1]
+	}
+	if weightSum == 0 {
+		return 0
+	}
+	return score / weightSum
+}

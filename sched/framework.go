@@ -100,9 +100,9 @@ type Framework struct {
 	rng   *rand.Rand
 	next  int // kube-scheduler's nextStartNodeIndex
 	cand  []int32
+	iota  []int32 // 0, 1, 2, ...
 	buf   []int64
 	total []int64
-	ties  []int32
 	chunk [chunkSize]int32
 }
 
@@ -175,6 +175,10 @@ func (f *Framework) Schedule(c *sim.Cluster, p *sim.Pod) int {
 	case 1:
 		return int(cand[0]) // upstream skips scoring a single feasible node
 	}
+	if len(f.prof.Scores) == 0 {
+		// Every candidate would score 0 and tie: draw one directly.
+		return int(cand[f.rng.IntN(len(cand))])
+	}
 	total := f.score(nodes, spec, cand)
 	return int(cand[f.selectBest(total)])
 }
@@ -209,34 +213,43 @@ func (f *Framework) Scores(c *sim.Cluster, p *sim.Pod, dst []int64) []int64 {
 
 // grow makes the buffers hold n nodes.
 func (f *Framework) grow(n int) {
-	if cap(f.cand) >= n+chunkSize {
+	if cap(f.cand) >= n {
 		return
 	}
 	m := n + n/4 + chunkSize
 	f.cand = make([]int32, 0, m)
+	f.iota = make([]int32, m)
+	for i := range f.iota {
+		f.iota[i] = int32(i)
+	}
 	f.buf = make([]int64, m)
 	f.total = make([]int64, m)
-	f.ties = make([]int32, 0, m)
 }
 
 // findFeasible runs the filters over the nodes in index order from start,
-// wrapping around, one chunk at a time, until at least stopAt feasible nodes
-// have been found or every node has been examined. It returns the feasible
-// nodes in examination order; the last chunk may add more than stopAt.
+// wrapping around, until at least stopAt feasible nodes have been found or
+// every node has been examined. It returns the feasible nodes in
+// examination order; it may return more than stopAt.
 func (f *Framework) findFeasible(nodes []sim.Node, p *sim.PodSpec, start, stopAt int) []int32 {
 	n := len(nodes)
+	if stopAt > n-chunkSize {
+		// The search will (nearly) cover every node: filter them all in
+		// one batch, in place.
+		cand := f.rotation(f.cand[:n], start, n)
+		for _, fl := range f.prof.Filters {
+			cand = fl.Filter(nodes, p, cand)
+			if len(cand) == 0 {
+				break
+			}
+		}
+		f.cand = cand
+		return cand
+	}
+	// Sampling: filter one chunk at a time so the search can stop early.
 	cand := f.cand[:0]
 	for pos := 0; pos < n && len(cand) < stopAt; {
 		m := min(chunkSize, n-pos)
-		ch := f.chunk[:m]
-		idx := start + pos
-		for j := range ch {
-			if idx >= n {
-				idx -= n
-			}
-			ch[j] = int32(idx)
-			idx++
-		}
+		ch := f.rotation(f.chunk[:m], start+pos, n)
 		for _, fl := range f.prof.Filters {
 			ch = fl.Filter(nodes, p, ch)
 			if len(ch) == 0 {
@@ -248,6 +261,18 @@ func (f *Framework) findFeasible(nodes []sim.Node, p *sim.PodSpec, start, stopAt
 	}
 	f.cand = cand
 	return cand
+}
+
+// rotation fills dst with the node indices from, from+1, ... modulo n,
+// copying from f.iota (0..n-1), and returns it; 0 <= from < 2n and
+// len(dst) <= n.
+func (f *Framework) rotation(dst []int32, from, n int) []int32 {
+	if from >= n {
+		from -= n
+	}
+	k := copy(dst, f.iota[from:n])
+	copy(dst[k:], f.iota[:n])
+	return dst
 }
 
 // score returns the total weighted score of each candidate.
@@ -269,26 +294,33 @@ func (f *Framework) score(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int6
 
 // selectBest returns the position of the highest total, choosing uniformly
 // at random among equal highest totals. Upstream's selectHost does the same
-// by reservoir sampling, one random draw per tie; collecting the ties and
-// drawing once gives every tied node the same probability 1/k with a single
-// draw.
+// by reservoir sampling, one random draw per tie; counting the ties and
+// drawing once gives every tied node the same probability 1/k.
 func (f *Framework) selectBest(total []int64) int {
-	best := total[0]
-	ties := append(f.ties[:0], 0)
+	best, first, ties := total[0], 0, 1
 	for j := 1; j < len(total); j++ {
-		switch s := total[j]; {
-		case s > best:
-			best = s
-			ties = append(ties[:0], int32(j))
-		case s == best:
-			ties = append(ties, int32(j))
+		s := total[j]
+		if s < best {
+			continue
+		}
+		if s > best {
+			best, first, ties = s, j, 1
+			continue
+		}
+		ties++
+	}
+	if ties == 1 {
+		return first
+	}
+	r := f.rng.IntN(ties)
+	for j := first; ; j++ {
+		if total[j] == best {
+			if r == 0 {
+				return j
+			}
+			r--
 		}
 	}
-	f.ties = ties
-	if len(ties) == 1 {
-		return int(ties[0])
-	}
-	return int(ties[f.rng.IntN(len(ties))])
 }
 
 // Upstream constants of numFeasibleNodesToFind.

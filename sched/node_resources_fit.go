@@ -66,8 +66,9 @@ func (pl *NodeResourcesFit) Name() string { return NodeResourcesFitName }
 func (pl *NodeResourcesFit) Filter(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int32 {
 	k := 0
 	for _, i := range cand {
-		if sim.FitsResources(&nodes[i], p) {
-			cand[k] = i
+		ok := sim.FitsResources(&nodes[i], p)
+		cand[k] = i
+		if ok {
 			k++
 		}
 	}
@@ -79,13 +80,19 @@ func (pl *NodeResourcesFit) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32
 	req := NonZeroRequests(p.Requests)
 	w := pl.Weights
 	most := pl.Strategy == MostAllocatedStrategy
+	// With equal weights the weighted mean is (cpu + mem) / 2 whenever both
+	// resources are present, which saves a division per node.
+	equal := w[0] == w[1] && w[0] > 0
 	for j, i := range cand {
 		n := &nodes[i]
-		r := n.Requested.Add(req)
-		if most {
-			dst[j] = mostAllocated2(r, n.Alloc, w)
-		} else {
-			dst[j] = leastAllocated2(r, n.Alloc, w)
+		r, a := n.Requested.Add(req), n.Alloc
+		switch {
+		case !equal || a.CPU <= 0 || a.Mem <= 0:
+			dst[j] = allocated2(most, r, a, w)
+		case most:
+			dst[j] = (mostRequestedScore(r.CPU, a.CPU) + mostRequestedScore(r.Mem, a.Mem)) / 2
+		default:
+			dst[j] = (leastRequestedScore(r.CPU, a.CPU) + leastRequestedScore(r.Mem, a.Mem)) / 2
 		}
 	}
 	return true
@@ -152,15 +159,18 @@ func MostAllocated(requested, allocatable, weights []int64) int64 {
 	return score / weightSum
 }
 
-// leastRequestedScore is the unused share of one resource on a 0..100 scale.
+// leastRequestedScore is upstream's leastRequestedScore: the unused share
+// of one resource on a 0..100 scale, (capacity-requested)*100/capacity.
 func leastRequestedScore(requested, capacity int64) int64 {
 	if capacity == 0 || requested > capacity {
 		return 0
 	}
-	return (capacity - requested) * MaxNodeScore / capacity
+	return percent(capacity-requested, capacity)
 }
 
-// mostRequestedScore is the used share of one resource on a 0..100 scale.
+// mostRequestedScore is upstream's mostRequestedScore: the used share of one
+// resource on a 0..100 scale, requested*100/capacity with requested capped
+// at capacity.
 func mostRequestedScore(requested, capacity int64) int64 {
 	if capacity == 0 {
 		return 0
@@ -168,7 +178,34 @@ func mostRequestedScore(requested, capacity int64) int64 {
 	if requested > capacity {
 		requested = capacity
 	}
-	return requested * MaxNodeScore / capacity
+	return percent(requested, capacity)
+}
+
+// percentFloatLimit bounds the divisors for which percent may divide in
+// float64: below it, 100*d < 2^53.
+const percentFloatLimit = (1 << 53) / MaxNodeScore
+
+// percent returns x*100/d with integer (truncating) division. When
+// 0 <= x <= d < percentFloatLimit it divides in float64, which is several
+// times faster than a 64-bit integer division on the machines measured and
+// gives the same result: x*100 and d are exact float64 integers, the
+// quotient q is at most 100, so the rounding error of the division is at
+// most 100*2^-53, less than 1/d, the smallest distance from a non-integer q
+// to the next integer; an integer q is exact. Otherwise it divides in
+// integers, as upstream.
+func percent(x, d int64) int64 {
+	if 0 <= x && x <= d && d < percentFloatLimit {
+		return int64(float64(x*MaxNodeScore) / float64(d))
+	}
+	return x * MaxNodeScore / d
+}
+
+// allocated2 is leastAllocated2 or, with most set, mostAllocated2.
+func allocated2(most bool, req, alloc sim.Resources, w [2]int64) int64 {
+	if most {
+		return mostAllocated2(req, alloc, w)
+	}
+	return leastAllocated2(req, alloc, w)
 }
 
 // leastAllocated2 is LeastAllocated for (cpu, memory) without slices: the

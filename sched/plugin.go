@@ -50,10 +50,10 @@ type ScorePlugin interface {
 // set. Scores are assumed non-negative, as upstream.
 func NormalizeScore(maxPriority int64, reverse bool, scores []int64) {
 	var maxCount int64
+	minCount := int64(0)
 	for _, s := range scores {
-		if s > maxCount {
-			maxCount = s
-		}
+		maxCount = max(maxCount, s)
+		minCount = min(minCount, s)
 	}
 	if maxCount == 0 {
 		if reverse {
@@ -63,11 +63,32 @@ func NormalizeScore(maxPriority int64, reverse bool, scores []int64) {
 		}
 		return
 	}
-	for i, s := range scores {
-		s = maxPriority * s / maxCount
-		if reverse {
-			s = maxPriority - s
+	if minCount == 0 && maxCount < normalizeTableSize {
+		// Few distinct raw values (taint counts, summed affinity weights):
+		// compute each result once and look them up.
+		var table [normalizeTableSize]int64
+		for s := range maxCount + 1 {
+			table[s] = normalized(maxPriority, reverse, s, maxCount)
 		}
-		scores[i] = s
+		for i, s := range scores {
+			scores[i] = table[s]
+		}
+		return
 	}
+	for i, s := range scores {
+		scores[i] = normalized(maxPriority, reverse, s, maxCount)
+	}
+}
+
+// normalizeTableSize bounds the raw maximum for which NormalizeScore uses a
+// lookup table.
+const normalizeTableSize = 256
+
+// normalized is one score of NormalizeScore.
+func normalized(maxPriority int64, reverse bool, s, maxCount int64) int64 {
+	s = maxPriority * s / maxCount
+	if reverse {
+		s = maxPriority - s
+	}
+	return s
 }

@@ -24,12 +24,16 @@ const TaintTolerationName = "TaintToleration"
 // Name returns TaintTolerationName.
 func (TaintToleration) Name() string { return TaintTolerationName }
 
-// Filter keeps the candidates that pass sim.ToleratesTaints.
+// Filter keeps the candidates that pass sim.ToleratesTaints. Nodes without
+// NoSchedule or NoExecute taints (Node.HardTaints false) pass without the
+// call, which is sim.ToleratesTaints' own first test.
 func (TaintToleration) Filter(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int32 {
 	k := 0
 	for _, i := range cand {
-		if sim.ToleratesTaints(&nodes[i], p) {
-			cand[k] = i
+		n := &nodes[i]
+		ok := !n.HardTaints || sim.ToleratesTaints(n, p)
+		cand[k] = i
+		if ok {
 			k++
 		}
 	}
@@ -40,7 +44,11 @@ func (TaintToleration) Filter(nodes []sim.Node, p *sim.PodSpec, cand []int32) []
 // PreferNoSchedule taints of each candidate.
 func (TaintToleration) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32, dst []int64) bool {
 	for j, i := range cand {
-		dst[j] = sim.CountIntolerablePreferNoSchedule(&nodes[i], p)
+		n := &nodes[i]
+		dst[j] = 0
+		if len(n.Spec.Taints) != 0 {
+			dst[j] = sim.CountIntolerablePreferNoSchedule(n, p)
+		}
 	}
 	NormalizeScore(MaxNodeScore, true, dst)
 	return true

@@ -40,7 +40,7 @@ func benchCluster(n int, seed uint64) (*sim.Cluster, []*sim.Pod) {
 			Name:     fmt.Sprintf("pod-%d", i),
 			Requests: sim.Resources{CPU: 100 * (1 + r.Int64N(40)), Mem: 128 * (1 + r.Int64N(64))},
 		}
-		switch i % 16 * benchAffinity {
+		switch i % 16 {
 		case 3:
 			spec.Tolerations = []sim.Toleration{{Key: "spot", Exists: true}}
 		case 7:
@@ -78,5 +78,3 @@ func BenchmarkSchedule(b *testing.B) {
 		}
 	}
 }
-
-var benchAffinity = 0

@@ -278,16 +278,26 @@ func (f *Framework) rotation(dst []int32, from, n int) []int32 {
 // score returns the total weighted score of each candidate.
 func (f *Framework) score(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int64 {
 	total := f.total[:len(cand)]
-	clear(total)
 	buf := f.buf[:len(cand)]
+	first := true
 	for _, ws := range f.prof.Scores {
 		if !ws.Plugin.Score(nodes, p, cand, buf) {
 			continue
 		}
 		w := ws.Weight
+		if first {
+			for j, s := range buf {
+				total[j] = w * s
+			}
+			first = false
+			continue
+		}
 		for j, s := range buf {
 			total[j] += w * s
 		}
+	}
+	if first {
+		clear(total) // every plugin skipped: all candidates score 0
 	}
 	return total
 }

@@ -80,20 +80,32 @@ func (pl *NodeResourcesFit) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32
 	req := NonZeroRequests(p.Requests)
 	w := pl.Weights
 	most := pl.Strategy == MostAllocatedStrategy
-	// With equal weights the weighted mean is (cpu + mem) / 2 whenever both
-	// resources are present, which saves a division per node.
-	equal := w[0] == w[1] && w[0] > 0
+	if w[0] != w[1] || w[0] <= 0 || req.CPU < 0 || req.Mem < 0 {
+		for j, i := range cand {
+			n := &nodes[i]
+			dst[j] = allocated2(most, n.Requested.Add(req), n.Alloc, w)
+		}
+		return true
+	}
+	// Equal weights: the weighted mean is (cpu + mem) / 2. The common case
+	// (0 <= requested, 0 < allocatable < percentFloatLimit) takes the
+	// division-light path of percent inline; anything else the general one.
 	for j, i := range cand {
 		n := &nodes[i]
 		r, a := n.Requested.Add(req), n.Alloc
-		switch {
-		case !equal || a.CPU <= 0 || a.Mem <= 0:
+		if uint64(a.CPU-1) >= uint64(percentFloatLimit-1) || uint64(a.Mem-1) >= uint64(percentFloatLimit-1) || r.CPU < 0 || r.Mem < 0 {
 			dst[j] = allocated2(most, r, a, w)
-		case most:
-			dst[j] = (mostRequestedScore(r.CPU, a.CPU) + mostRequestedScore(r.Mem, a.Mem)) / 2
-		default:
-			dst[j] = (leastRequestedScore(r.CPU, a.CPU) + leastRequestedScore(r.Mem, a.Mem)) / 2
+			continue
 		}
+		var xc, xm int64 // the numerators: free (least) or used (most), each in [0, a]
+		if most {
+			xc, xm = min(r.CPU, a.CPU), min(r.Mem, a.Mem)
+		} else {
+			xc, xm = max(a.CPU-r.CPU, 0), max(a.Mem-r.Mem, 0)
+		}
+		sc := int64(float64(xc*MaxNodeScore) / float64(a.CPU))
+		sm := int64(float64(xm*MaxNodeScore) / float64(a.Mem))
+		dst[j] = (sc + sm) >> 1
 	}
 	return true
 }

@@ -43,13 +43,27 @@ func (TaintToleration) Filter(nodes []sim.Node, p *sim.PodSpec, cand []int32) []
 // Score writes the normalised, reversed count of intolerable
 // PreferNoSchedule taints of each candidate.
 func (TaintToleration) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32, dst []int64) bool {
+	var maxCount int64
 	for j, i := range cand {
 		n := &nodes[i]
-		dst[j] = 0
+		var c int64
 		if len(n.Spec.Taints) != 0 {
-			dst[j] = sim.CountIntolerablePreferNoSchedule(n, p)
+			c = sim.CountIntolerablePreferNoSchedule(n, p)
 		}
+		dst[j] = c
+		maxCount = max(maxCount, c)
 	}
-	NormalizeScore(MaxNodeScore, true, dst)
+	switch maxCount {
+	case 0: // the usual case: every candidate gets MaxNodeScore
+		for j := range dst {
+			dst[j] = MaxNodeScore
+		}
+	case 1: // counts 0 or 1: MaxNodeScore or 0
+		for j, c := range dst {
+			dst[j] = MaxNodeScore - MaxNodeScore*c
+		}
+	default:
+		NormalizeScore(MaxNodeScore, true, dst)
+	}
 	return true
 }

@@ -124,12 +124,17 @@ func TestMostAllocated(t *testing.T) {
 // over random inputs including zero allocatable and over-commitment.
 func TestResourceScoresTwoDimMatchSlices(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	edges := []int64{1, 2, 3, percentFloatLimit - 1, percentFloatLimit, percentFloatLimit + 1, 1 << 50}
 	val := func() int64 {
-		switch r.IntN(10) {
+		switch r.IntN(12) {
 		case 0:
 			return 0
 		case 1:
 			return r.Int64N(1 << 40)
+		case 2:
+			return edges[r.IntN(len(edges))]
+		case 3: // small values make exact integer percentages and ties common
+			return 1 + r.Int64N(20)
 		}
 		return r.Int64N(200000)
 	}

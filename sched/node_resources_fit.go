@@ -131,8 +131,9 @@ func NonZeroRequests(r sim.Resources) sim.Resources {
 }
 
 // LeastAllocated is kube-scheduler's LeastAllocated score: the weighted mean
-// over resources of (allocatable-requested)*100/allocatable, integer
-// arithmetic throughout, where requested[i] already includes the incoming
+// over resources of (allocatable-requested)*100/allocatable with upstream's
+// truncating integer arithmetic (percent may divide in float64 where that
+// gives the same integer), where requested[i] already includes the incoming
 // pod. A resource with zero allocatable is skipped; a resource whose
 // requested exceeds allocatable scores 0; the result is 0 when no weight
 // remains. Slices must have equal lengths.
@@ -152,10 +153,11 @@ func LeastAllocated(requested, allocatable, weights []int64) int64 {
 }
 
 // MostAllocated is kube-scheduler's MostAllocated score: the weighted mean
-// over resources of requested*100/allocatable, with requested capped at
-// allocatable (non-zero default requests can push it over), integer
-// arithmetic throughout. A resource with zero allocatable is skipped; the
-// result is 0 when no weight remains. Slices must have equal lengths.
+// over resources of requested*100/allocatable with upstream's truncating
+// integer arithmetic, requested capped at allocatable (non-zero default
+// requests can push it over), where requested[i] already includes the
+// incoming pod. A resource with zero allocatable is skipped; the result is 0
+// when no weight remains. Slices must have equal lengths.
 func MostAllocated(requested, allocatable, weights []int64) int64 {
 	var score, weightSum int64
 	for i := range requested {

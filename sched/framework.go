@@ -36,12 +36,12 @@ type Profile struct {
 	Filters []FilterPlugin
 	Scores  []WeightedScore
 	// PercentageOfNodesToScore is kube-scheduler's option of the same name:
-	// once that share of the nodes has been found feasible, the search
+	// once that share of the N nodes has been found feasible, the search
 	// stops and only those are scored; the next decision's search starts
-	// where this one stopped. 0 is upstream's adaptive default
-	// (numFeasibleNodesToFind: 50 - N/125 percent, at least 5 percent, and
-	// never fewer than 100 nodes, so clusters below about 200 nodes are
-	// always searched in full); 100 scores every feasible node.
+	// where this one stopped. Clusters of at most 100 nodes are always
+	// searched in full, and at least 100 feasible nodes are kept. 0 is
+	// upstream's adaptive default (numFeasibleNodesToFind: 50 - N/125
+	// percent, at least 5 percent); 100 scores every feasible node.
 	PercentageOfNodesToScore int
 	Select                   Selection
 }

@@ -15,9 +15,10 @@ const (
 // kube-scheduler v1.35's default profile.
 type KubeDefaultOptions struct {
 	// PercentageOfNodesToScore is kube-scheduler's option: 0 (the default)
-	// is the adaptive percentage, which only takes effect from about 200
-	// nodes; 100 scores every feasible node (sampling off); 1..99 a fixed
-	// percentage, never fewer than 100 nodes.
+	// is the adaptive percentage; 100 scores every feasible node (sampling
+	// off); 1..99 a fixed percentage. Either way clusters of at most 100
+	// nodes are searched in full and at least 100 feasible nodes are kept,
+	// so sampling only changes decisions above 100 nodes.
 	PercentageOfNodesToScore int
 	// Strategy is NodeResourcesFit's scoring strategy: LeastAllocatedStrategy
 	// (the default) or MostAllocatedStrategy, kube-scheduler's bin-packing

@@ -46,8 +46,10 @@ func (BestFit) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32, dst []int64
 	return true
 }
 
-// share returns x*FineScale/total clamped to [0, FineScale], and 0 when
-// total is not positive.
+// share returns x*FineScale/total (truncated) clamped to [0, FineScale],
+// and 0 when total is not positive. Below shareFloatLimit it divides in
+// float64, exactly as integer division would (the argument of percent, with
+// quotients up to FineScale).
 func share(x, total int64) int64 {
 	if total <= 0 || x <= 0 {
 		return 0
@@ -55,5 +57,12 @@ func share(x, total int64) int64 {
 	if x >= total {
 		return FineScale
 	}
+	if total < shareFloatLimit {
+		return int64(float64(x*FineScale) / float64(total))
+	}
 	return x * FineScale / total
 }
+
+// shareFloatLimit bounds the totals for which share divides in float64:
+// below it, FineScale*total < 2^53.
+const shareFloatLimit = (1 << 53) / FineScale

@@ -139,3 +139,33 @@ func TestScorePluginsMatchReference(t *testing.T) {
 		}
 	}
 }
+
+// TestShareMatchesIntegerDivision checks share's float64 shortcut against
+// integer division, including the edges of its domain.
+func TestShareMatchesIntegerDivision(t *testing.T) {
+	ref := func(x, total int64) int64 {
+		switch {
+		case total <= 0 || x <= 0:
+			return 0
+		case x >= total:
+			return FineScale
+		}
+		return x * FineScale / total
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	lim := int64(shareFloatLimit)
+	for _, total := range []int64{1, 2, 3, 7, 9999, 10000, 10001, 1 << 30, lim - 1, lim, lim + 1} {
+		for _, x := range []int64{-1, 0, 1, total / 3, total / 2, total - 1, total, total + 1} {
+			if got, want := share(x, total), ref(x, total); got != want {
+				t.Errorf("share(%d, %d) = %d; want %d", x, total, got, want)
+			}
+		}
+	}
+	for range 1000000 {
+		total := 1 + r.Int64N([]int64{20, 100000, 1 << 40}[r.IntN(3)])
+		x := r.Int64N(total + 2)
+		if got, want := share(x, total), ref(x, total); got != want {
+			t.Fatalf("share(%d, %d) = %d; want %d", x, total, got, want)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kubesim/kubesim/sim"
+)
+
+// Scheduler names accepted by New.
+const (
+	NameBestFit       = "best-fit"
+	NameFirstFit      = "first-fit"
+	NameKubeDefault   = "kube-default"
+	NameMostAllocated = "most-allocated"
+	NameRandom        = "random"
+	NameTetris        = "tetris"
+)
+
+// ErrUnknownScheduler is wrapped by New's error for a name it does not know.
+var ErrUnknownScheduler = errors.New("unknown scheduler")
+
+// registry lists every scheduler New can build, sorted by name.
+var registry = [...]struct {
+	name  string
+	build func(seed uint64) sim.Scheduler
+}{
+	{NameBestFit, func(seed uint64) sim.Scheduler { return NewBestFit(seed) }},
+	{NameFirstFit, func(uint64) sim.Scheduler { return NewFirstFit() }},
+	{NameKubeDefault, func(seed uint64) sim.Scheduler {
+		return newFramework(KubeDefaultProfile(KubeDefaultOptions{}), seed)
+	}},
+	{NameMostAllocated, func(seed uint64) sim.Scheduler {
+		return newFramework(KubeDefaultProfile(KubeDefaultOptions{Strategy: MostAllocatedStrategy}), seed)
+	}},
+	{NameRandom, func(seed uint64) sim.Scheduler { return NewRandom(seed) }},
+	{NameTetris, func(seed uint64) sim.Scheduler { return NewTetris(seed) }},
+}
+
+// Names returns the names New accepts, sorted. The slice is the caller's.
+func Names() []string {
+	names := make([]string, len(registry))
+	for i, e := range registry {
+		names[i] = e.name
+	}
+	return names
+}
+
+// New returns a fresh instance of the named scheduler whose random choices
+// draw from seed. An unknown name gives an error that wraps
+// ErrUnknownScheduler and lists the valid names.
+func New(name string, seed uint64) (sim.Scheduler, error) {
+	for _, e := range registry {
+		if e.name == name {
+			return e.build(seed), nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknownScheduler, name, strings.Join(Names(), ", "))
+}

@@ -14,11 +14,12 @@ func mkNode(name string, allocCPU, allocMem, reqCPU, reqMem int64, opts ...func(
 	for _, o := range opts {
 		o(spec)
 	}
-	return sim.Node{
+	// NewCluster derives the taint flags and the default pod limit.
+	return sim.NewCluster(0, sim.Node{
 		Alloc:     spec.Allocatable,
 		Requested: sim.Resources{CPU: reqCPU, Mem: reqMem},
 		Spec:      spec,
-	}
+	}).Nodes()[0]
 }
 
 func taints(ts ...sim.Taint) func(*sim.NodeSpec) {

@@ -47,7 +47,7 @@ func (TaintToleration) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32, dst
 	for j, i := range cand {
 		n := &nodes[i]
 		var c int64
-		if len(n.Spec.Taints) != 0 {
+		if n.SoftTaints {
 			c = sim.CountIntolerablePreferNoSchedule(n, p)
 		}
 		dst[j] = c

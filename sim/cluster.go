@@ -23,6 +23,9 @@ type Node struct {
 	// HardTaints is true when the node has a NoSchedule or NoExecute taint, so
 	// filters can skip the taint check for the common untainted node.
 	HardTaints bool
+	// SoftTaints is true when the node has a PreferNoSchedule taint, so
+	// scores can skip the taint count for other nodes.
+	SoftTaints bool
 	Spec       *NodeSpec
 }
 
@@ -142,6 +145,9 @@ func ToleratesTaints(n *Node, p *PodSpec) bool {
 // CountIntolerablePreferNoSchedule counts n's PreferNoSchedule taints that p
 // does not tolerate (the raw TaintToleration score, lower is better).
 func CountIntolerablePreferNoSchedule(n *Node, p *PodSpec) int64 {
+	if !n.SoftTaints {
+		return 0
+	}
 	var c int64
 	for _, t := range n.Spec.Taints {
 		if t.Effect == PreferNoSchedule && !tolerated(p.Tolerations, t) {

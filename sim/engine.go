@@ -841,6 +841,7 @@ func (e *Engine) addNode(spec NodeSpec) {
 		MaxPods:    maxPods,
 		ID:         id,
 		HardTaints: hasHardTaints(spec.Taints),
+		SoftTaints: hasSoftTaints(spec.Taints),
 		Spec:       &ns.spec,
 		Domain:     [2]int32{-1, -1},
 	}

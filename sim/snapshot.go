@@ -15,6 +15,7 @@ func NewCluster(now Time, nodes ...Node) *Cluster {
 			n.Spec = &NodeSpec{Name: "node", Allocatable: n.Alloc}
 		}
 		n.HardTaints = hasHardTaints(n.Spec.Taints)
+		n.SoftTaints = hasSoftTaints(n.Spec.Taints)
 	}
 	return c
 }
@@ -22,6 +23,15 @@ func NewCluster(now Time, nodes ...Node) *Cluster {
 func hasHardTaints(ts []Taint) bool {
 	for _, t := range ts {
 		if t.Effect == NoSchedule || t.Effect == NoExecute {
+			return true
+		}
+	}
+	return false
+}
+
+func hasSoftTaints(ts []Taint) bool {
+	for _, t := range ts {
+		if t.Effect == PreferNoSchedule {
 			return true
 		}
 	}

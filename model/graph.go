@@ -61,15 +61,11 @@ func (p *Policy) newGraph(b, n int, train bool) (*graph, error) {
 	gr.nodes, nodesN = input("nodes", b*n, cfg.NodeFeatures+1)
 	gr.pod, podN = input("pod", b, cfg.PodFeatures+1)
 	gr.mask, maskN = input("mask", b, n+1)
-	onesD := tensor.New(tensor.Of(dt), tensor.WithShape(b, 1))
-	fillOnes(onesD)
-	ones := G.NewConstant(onesD, G.WithName("ones"))
-
-	enc, err := p.enc.Build(g, gnn.Inputs{Nodes: nodesN, Pod: podN, Ones: ones, Layout: gr.lay})
+	enc, err := p.enc.Build(g, gnn.Inputs{Nodes: nodesN, Pod: podN, Layout: gr.lay})
 	if err != nil {
 		return nil, err
 	}
-	dec, err := p.dec.Build(g, pointer.Inputs{H: enc.H, Pod: enc.Pod, Ones: ones, Mask: maskN, Layout: gr.lay})
+	dec, err := p.dec.Build(g, pointer.Inputs{H: enc.H, Pod: enc.Pod, Mask: maskN, Layout: gr.lay})
 	if err != nil {
 		return nil, err
 	}
@@ -94,19 +90,6 @@ func (p *Policy) newGraph(b, n int, train bool) (*graph, error) {
 	}
 	gr.vm = G.NewTapeMachine(g)
 	return gr, nil
-}
-
-func fillOnes(d *tensor.Dense) {
-	switch s := d.Data().(type) {
-	case []float32:
-		for i := range s {
-			s[i] = 1
-		}
-	case []float64:
-		for i := range s {
-			s[i] = 1
-		}
-	}
 }
 
 // buildLoss adds CleanRL's PPO loss:

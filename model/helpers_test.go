@@ -42,3 +42,20 @@ func randomBatch(rng *rand.Rand, b, n, d, p, k int, full bool) *Batch {
 func testConfig(float64s bool) Config {
 	return Config{NodeFeatures: 5, PodFeatures: 3, Hidden: 8, Rounds: 2, Float64: float64s, Seed: 7}
 }
+
+// perturb adds noise of scale 0.3 to every weight, so that tests do not run
+// on the near-uniform policy and zero biases of a fresh initialisation.
+func perturb(p *Policy, rng *rand.Rand) {
+	for _, w := range p.params {
+		switch d := w.Value.Data().(type) {
+		case []float64:
+			for i := range d {
+				d[i] += 0.3 * rng.NormFloat64()
+			}
+		case []float32:
+			for i := range d {
+				d[i] += float32(0.3 * rng.NormFloat64())
+			}
+		}
+	}
+}

@@ -60,38 +60,57 @@ const (
 // or the gradient is not finite, the weights are left unchanged and an error
 // is returned.
 func (p *Policy) TrainStep(b *Batch, actions []int, oldLogp, adv, returns, oldValues []float64, lc LossConfig) (TrainStats, error) {
+	gr, st, err := p.lossAndGrad(b, actions, oldLogp, adv, returns, oldValues, lc)
+	if err != nil {
+		return st, err
+	}
+	defer gr.vm.Reset()
+
+	scale := 1.0
+	if c := lc.MaxGradNorm / (st.GradNorm + 1e-6); c < 1 {
+		scale = c // torch.nn.utils.clip_grad_norm_
+	}
+	p.opt.step(p.params, gr.grads, scale, lc.LearningRate)
+	return st, nil
+}
+
+// lossAndGrad validates the inputs, runs b's training graph and returns it
+// with the loss statistics and gradient norm; the gradients are the graph's
+// gradient nodes' values. Unless it returns an error, the caller must
+// Reset the graph's machine after reading them.
+func (p *Policy) lossAndGrad(b *Batch, actions []int, oldLogp, adv, returns, oldValues []float64, lc LossConfig) (*graph, TrainStats, error) {
 	if err := lc.check(); err != nil {
-		return TrainStats{}, fmt.Errorf("model train: %w", err)
+		return nil, TrainStats{}, fmt.Errorf("model train: %w", err)
 	}
 	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures); err != nil {
-		return TrainStats{}, fmt.Errorf("model train: %w", err)
+		return nil, TrainStats{}, fmt.Errorf("model train: %w", err)
 	}
 	for _, in := range lossInputs(oldLogp, adv, returns, oldValues) {
 		if len(in.v) != b.B {
-			return TrainStats{}, fmt.Errorf("model train: %d %s for B=%d", len(in.v), in.name, b.B)
+			return nil, TrainStats{}, fmt.Errorf("model train: %d %s for B=%d", len(in.v), in.name, b.B)
 		}
 		for s, v := range in.v {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return TrainStats{}, fmt.Errorf("model train: sample %d: %s is %v", s, in.name, v)
+				return nil, TrainStats{}, fmt.Errorf("model train: sample %d: %s is %v", s, in.name, v)
 			}
 		}
 	}
 	if len(actions) != b.B {
-		return TrainStats{}, fmt.Errorf("model train: %d actions for B=%d", len(actions), b.B)
+		return nil, TrainStats{}, fmt.Errorf("model train: %d actions for B=%d", len(actions), b.B)
 	}
 	gr, err := p.graphFor(b.B, b.N)
 	if err != nil {
-		return TrainStats{}, err
+		return nil, TrainStats{}, err
 	}
 	if err := gr.setInputs(p, b); err != nil {
-		return TrainStats{}, fmt.Errorf("model train: %w", err)
+		return nil, TrainStats{}, fmt.Errorf("model train: %w", err)
 	}
 	for s, a := range actions {
 		if a < 0 || a > b.N {
-			return TrainStats{}, fmt.Errorf("model train: sample %d: action %d outside [0, %d]", s, a, b.N)
+			return nil, TrainStats{}, fmt.Errorf("model train: sample %d: action %d outside [0, %d]", s, a, b.N)
 		}
 		if !p.allow[s*(b.N+1)+a] {
-			return TrainStats{}, fmt.Errorf("model train: sample %d: action %d is masked", s, a)
+			return nil, TrainStats{}, fmt.Errorf("model train: sample %d: action %d is masked", s, a)
 		}
 	}
 	if p.cfg.Float64 {
@@ -100,13 +119,12 @@ func (p *Policy) TrainStep(b *Batch, actions []int, oldLogp, adv, returns, oldVa
 		err = setLossInputs[float32](gr, actions, oldLogp, adv, returns, oldValues, lc)
 	}
 	if err != nil {
-		return TrainStats{}, fmt.Errorf("model train: %w", err)
+		return nil, TrainStats{}, fmt.Errorf("model train: %w", err)
 	}
 	if err := gr.vm.RunAll(); err != nil {
 		gr.vm.Reset()
-		return TrainStats{}, fmt.Errorf("model train: running graph B=%d N=%d: %w", gr.b, gr.n, err)
+		return nil, TrainStats{}, fmt.Errorf("model train: running graph B=%d N=%d: %w", gr.b, gr.n, err)
 	}
-	defer gr.vm.Reset()
 
 	st := TrainStats{
 		Loss:       scalarOf(gr.out.loss),
@@ -128,20 +146,19 @@ func (p *Policy) TrainStep(b *Batch, actions []int, oldLogp, adv, returns, oldVa
 
 	sq := 0.0
 	for _, gn := range gr.grads {
-		for _, v := range toFloat64Iter(gn.Value()) {
-			sq += v * v
+		switch g := gn.Value().Data().(type) {
+		case []float32:
+			sq += sumSquares(g)
+		case []float64:
+			sq += sumSquares(g)
 		}
 	}
 	st.GradNorm = math.Sqrt(sq)
 	if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) || math.IsNaN(st.GradNorm) || math.IsInf(st.GradNorm, 0) {
-		return st, fmt.Errorf("model train: loss %v, gradient norm %v: update skipped", st.Loss, st.GradNorm)
+		gr.vm.Reset()
+		return nil, st, fmt.Errorf("model train: loss %v, gradient norm %v: update skipped", st.Loss, st.GradNorm)
 	}
-	scale := 1.0
-	if c := lc.MaxGradNorm / (st.GradNorm + 1e-6); c < 1 {
-		scale = c // torch.nn.utils.clip_grad_norm_
-	}
-	p.opt.step(p.params, gr.grads, scale, lc.LearningRate)
-	return st, nil
+	return gr, st, nil
 }
 
 func setLossInputs[T nn.Float](gr *graph, actions []int, oldLogp, adv, returns, oldValues []float64, lc LossConfig) error {
@@ -215,12 +232,12 @@ func at(data any, i int) float64 {
 	return math.NaN()
 }
 
-// toFloat64Iter returns v's elements as float64 (a copy for float32).
-func toFloat64Iter(v G.Value) []float64 {
-	if s, ok := v.Data().([]float64); ok {
-		return s
+func sumSquares[T nn.Float](s []T) float64 {
+	sq := 0.0
+	for _, v := range s {
+		sq += float64(v) * float64(v)
 	}
-	return toFloat64(nil, v)
+	return sq
 }
 
 // adam is Adam with PyTorch's update rule (eps added to the bias-corrected

@@ -90,11 +90,11 @@ func (e *Encoder) Params() []*nn.Param {
 
 // Inputs are the graph nodes the encoder reads. Nodes is the (B*N, D+1)
 // node matrix with a last column of ones, Pod the (B, P+1) pod matrix with a
-// last column of ones, Ones a (B, 1) constant of ones; Layout describes the
-// rows and is refilled before every run.
+// last column of ones; Layout describes the rows and is refilled before
+// every run.
 type Inputs struct {
-	Nodes, Pod, Ones *G.Node
-	Layout           *nn.Layout
+	Nodes, Pod *G.Node
+	Layout     *nn.Layout
 }
 
 // Outputs are the encoder's graph nodes.
@@ -127,7 +127,7 @@ func (e *Encoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 		}
 		a := must(G.Mul(h, mix))
 		gm := must(nn.PoolRows(h, in.Layout, true))
-		cc := must(G.Concat(1, gm, p, in.Ones))
+		cc := must(nn.CatCols(true, gm, p))
 		c := must(G.Mul(cc, ctx))
 		h = must(G.Rectify(must(nn.AggregateRows(a, c, in.Layout))))
 	}

@@ -75,7 +75,6 @@ func (d *Decoder) Params() []*nn.Param {
 type Inputs struct {
 	H    *G.Node // (B*N, H) node embeddings
 	Pod  *G.Node // (B, H) pod embedding
-	Ones *G.Node // (B, 1) ones
 	Mask *G.Node // (B, N+1) additive mask: 0 allowed, MaskedLogit not
 	// Layout describes the rows of H.
 	Layout *nn.Layout
@@ -110,18 +109,16 @@ func (d *Decoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 	}
 
 	gm := must(nn.PoolRows(in.H, l, true))
-	ctx := must(G.Concat(1, gm, in.Pod, in.Ones))
-	q := must(G.Mul(ctx, query))
-	qk := must(G.Mul(q, key))
-	nodeScore := must(G.Sum(must(G.HadamardProd(in.H, must(nn.SpreadRows(qk, l, false)))), 1))
-	nodeScore = must(G.Reshape(nodeScore, []int{l.B, l.N}))
+	ctx := must(nn.CatCols(true, gm, in.Pod))
+	q := must(G.HadamardProd(must(G.Mul(ctx, query)), scale)) // q / sqrt(H)
+	nodeScore := must(nn.RowDots(in.H, must(G.Mul(q, key)), l))
 	pendScore := must(G.Mul(q, pending))
-	score := must(G.Concat(1, nodeScore, pendScore))
-	logit := must(G.HadamardProd(must(G.Tanh(must(G.HadamardProd(score, scale)))), clip))
+	score := must(nn.CatCols(false, nodeScore, pendScore))
+	logit := must(G.HadamardProd(must(G.Tanh(score)), clip))
 	out.LogP = must(G.LogSoftMax(must(G.Add(logit, in.Mask)), 1))
 
 	hv := must(G.Rectify(must(G.Mul(ctx, v1))))
-	v := must(G.Mul(must(G.Concat(1, hv, in.Ones)), v2))
+	v := must(G.Mul(must(nn.CatCols(true, hv)), v2))
 	out.Value = must(G.Reshape(v, []int{l.B}))
 	if err != nil {
 		return Outputs{}, fmt.Errorf("pointer: building graph: %w", err)
@@ -152,10 +149,13 @@ func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, m
 	nn.Pool(l, ws.gm, h, hd, true)
 	nn.ConcatCols(ws.ctx, b, [][]T{ws.gm, p, nil}, []int{hd, hd, 1})
 	nn.Gemm(b, hd, 2*hd+1, ws.ctx, nn.Data[T](d.Query.Value), ws.q, false)
+	scale := T(1 / math.Sqrt(float64(hd)))
+	for i := range ws.q {
+		ws.q[i] *= scale
+	}
 	nn.Gemm(b, hd, hd, ws.q, nn.Data[T](d.Key.Value), ws.qk, false)
 	nn.RowDot(l, ws.ns, h, ws.qk, hd)
 	pend := nn.Data[T](d.Pending.Value)
-	scale := 1 / math.Sqrt(float64(hd))
 	c := d.cfg.LogitClip
 	for s := range b {
 		q := ws.q[s*hd : (s+1)*hd]
@@ -165,9 +165,9 @@ func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, m
 		}
 		row := logp[s*(n+1) : (s+1)*(n+1)]
 		for i := range n {
-			row[i] = c * math.Tanh(float64(ws.ns[s*n+i])*scale)
+			row[i] = c * math.Tanh(float64(ws.ns[s*n+i]))
 		}
-		row[n] = c * math.Tanh(float64(ps)*scale)
+		row[n] = c * math.Tanh(float64(ps))
 		for i, ok := range mask[s*(n+1) : (s+1)*(n+1)] {
 			if !ok {
 				row[i] += MaskedLogit

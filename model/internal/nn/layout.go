@@ -202,3 +202,50 @@ func AggregateGrad[T Float](l *Layout, dst, g []T, h int) {
 		}
 	}
 }
+
+// RowDot writes dst (B x N) with dst[r] = x[r] . q[sample of r] for x
+// (R x h) and q (B x h): the attention scores of every node.
+func RowDot[T Float](l *Layout, dst, x, q []T, h int) {
+	for r := range l.Rows() {
+		xs := x[r*h : (r+1)*h]
+		qs := q[(r/l.N)*h : (r/l.N+1)*h]
+		qs = qs[:len(xs)]
+		var s T
+		for j, v := range xs {
+			s += v * qs[j]
+		}
+		dst[r] = s
+	}
+}
+
+// RowDotGradX writes dst (R x h) = g[r] * q[sample of r]: the gradient of
+// RowDot with respect to x, given the output's gradient g (B x N).
+func RowDotGradX[T Float](l *Layout, dst, g, q []T, h int) {
+	for r := range l.Rows() {
+		d := dst[r*h : (r+1)*h]
+		qs := q[(r/l.N)*h : (r/l.N+1)*h]
+		qs = qs[:len(d)]
+		gr := g[r]
+		for j := range d {
+			d[j] = gr * qs[j]
+		}
+	}
+}
+
+// RowDotGradQ writes dst (B x h) = sum over the rows r of each sample of
+// g[r] * x[r]: the gradient of RowDot with respect to q.
+func RowDotGradQ[T Float](l *Layout, dst, g, x []T, h int) {
+	clear(dst[:l.B*h])
+	for r := range l.Rows() {
+		gr := g[r]
+		if gr == 0 {
+			continue
+		}
+		d := dst[(r/l.N)*h : (r/l.N+1)*h]
+		xs := x[r*h : (r+1)*h]
+		xs = xs[:len(d)]
+		for j := range d {
+			d[j] += gr * xs[j]
+		}
+	}
+}

@@ -10,318 +10,359 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// The gorgonia ops below wrap the Layout kernels. Gorgonia has no segment or
-// scatter op whose gradient is right (ByIndices is wrong, see
-// ../shared/notes/gorgonia.md), and BatchedMatMul loops over the batch with
-// a tensor view per sample, so these three linear maps are ops of their own.
-// Each one's SymDiff is its adjoint, built from the same ops, so gorgonia's
-// reverse-mode differentiation composes them with its stock ops. Their
-// gradients are checked against finite differences in ops_test.go.
+// The gorgonia ops of this file wrap the Layout kernels and two column
+// shuffles. Gorgonia has no segment or scatter op whose gradient is right
+// (ByIndices is wrong, see ../shared/notes/gorgonia.md); BatchedMatMul loops
+// over the batch with a tensor view per sample; and Concat's gradient copies
+// through a generic element iterator. So these linear maps are ops of their
+// own. Each differentiable op's SymDiff returns its adjoint built from the
+// ops here, and gorgonia's reverse-mode differentiation composes them with
+// its stock ops (matmuls, ReLU, tanh, log-softmax, the loss). Every op's
+// gradient is checked against finite differences in ops_test.go.
 
 // PoolRows returns the node (B, h) = per-sample sums of the rows of x (R, h)
 // weighted by l.PoolW (weighted: the mean over valid nodes) or by 1.
 func PoolRows(x *G.Node, l *Layout, weighted bool) (*G.Node, error) {
-	return G.ApplyOp(poolOp{l: l, weighted: weighted}, x)
+	return G.ApplyOp(poolOp(l, weighted), x)
 }
 
 // SpreadRows returns the node (R, h) whose row r is x's row (B, h) of r's
 // sample, times l.PoolW[r] (weighted) or 1: the adjoint of PoolRows.
 func SpreadRows(x *G.Node, l *Layout, weighted bool) (*G.Node, error) {
-	return G.ApplyOp(spreadOp{l: l, weighted: weighted}, x)
+	return G.ApplyOp(spreadOp(l, weighted), x)
 }
 
 // AggregateRows returns the node (R, h) of Aggregate(a (R, 2h), c (B, h)).
 func AggregateRows(a, c *G.Node, l *Layout) (*G.Node, error) {
-	return G.ApplyOp(aggOp{l: l}, a, c)
+	return G.ApplyOp(aggOp(l), a, c)
 }
 
-func matType() G.TensorType { return G.TensorType{Dims: 2, Of: hm.TypeVariable('a')} }
+// RowDots returns the node (B, N) of RowDot(x (R, h), q (B, h)).
+func RowDots(x, q *G.Node, l *Layout) (*G.Node, error) {
+	return G.ApplyOp(rowDotOp(l), x, q)
+}
 
-func hashOf(op fmt.Stringer) uint32 {
+// CatCols returns the node (B, w1+w2+...[+1]) with the columns of the
+// matrices xs side by side, and a last column of ones when ones is set.
+func CatCols(ones bool, xs ...*G.Node) (*G.Node, error) {
+	widths := make([]int, len(xs))
+	for i, x := range xs {
+		s := x.Shape()
+		if len(s) != 2 {
+			return nil, fmt.Errorf("concat: input %d has shape %v, want a matrix", i, s)
+		}
+		widths[i] = s[1]
+	}
+	return G.ApplyOp(catOp(widths, ones), xs...)
+}
+
+// kernelOp is a gorgonia op over float32 or float64 matrices whose work is
+// a host kernel: every op of this file is one.
+type kernelOp struct {
+	name  string // unique per behaviour: kind, layout and parameters
+	arity int
+	shape func(in []tensor.Shape) (tensor.Shape, error)
+	do32  func(dst []float32, in [][]float32)
+	do64  func(dst []float64, in [][]float64)
+	// diff returns the gradients of the inputs; nil for ops that only
+	// appear in gradient graphs.
+	diff func(in G.Nodes, out, grad *G.Node) (G.Nodes, error)
+}
+
+func (op *kernelOp) Arity() int { return op.arity }
+func (op *kernelOp) Type() hm.Type {
+	ts := make([]hm.Type, op.arity+1)
+	for i := range ts {
+		ts[i] = G.TensorType{Dims: 2, Of: hm.TypeVariable('a')}
+	}
+	return hm.NewFnType(ts...)
+}
+func (op *kernelOp) ReturnsPtr() bool      { return false }
+func (op *kernelOp) CallsExtern() bool     { return false }
+func (op *kernelOp) OverwritesInput() int  { return -1 }
+func (op *kernelOp) String() string        { return op.name }
+func (op *kernelOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.name) }
+func (op *kernelOp) Hashcode() uint32 {
 	h := fnv.New32a()
-	fmt.Fprint(h, op.String())
+	fmt.Fprint(h, op.name)
 	return h.Sum32()
 }
 
-func denseArg(v G.Value, cols int, what string) (*tensor.Dense, error) {
-	d, ok := v.(*tensor.Dense)
-	if !ok {
-		return nil, fmt.Errorf("%s: input is %T, want *tensor.Dense", what, v)
+func (op *kernelOp) DiffWRT(n int) []bool {
+	w := make([]bool, n)
+	for i := range w {
+		w[i] = op.diff != nil
 	}
-	if s := d.Shape(); len(s) != 2 || (cols > 0 && s[1] != cols) {
-		return nil, fmt.Errorf("%s: input shape %v", what, s)
+	return w
+}
+
+func (op *kernelOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	if op.diff == nil {
+		return nil, fmt.Errorf("%s is not differentiable", op.name)
 	}
-	return d, nil
+	return op.diff(in, out, grad)
 }
 
-func matShape(ds []G.DimSizer, i int, what string) (rows, cols int, err error) {
-	s, ok := ds[i].(tensor.Shape)
-	if !ok || len(s) != 2 {
-		return 0, 0, fmt.Errorf("%s: input %d is %v, want a matrix", what, i, ds[i])
+func (op *kernelOp) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
+	if len(ds) != op.arity {
+		return nil, fmt.Errorf("%s: %d inputs, want %d", op.name, len(ds), op.arity)
 	}
-	return s[0], s[1], nil
+	shapes := make([]tensor.Shape, len(ds))
+	for i, d := range ds {
+		s, ok := d.(tensor.Shape)
+		if !ok || len(s) != 2 {
+			return nil, fmt.Errorf("%s: input %d is %v, want a matrix", op.name, i, d)
+		}
+		shapes[i] = s
+	}
+	return op.shape(shapes)
 }
 
-func newLike(d *tensor.Dense, shape ...int) *tensor.Dense {
-	return tensor.New(tensor.Of(d.Dtype()), tensor.WithShape(shape...))
+func (op *kernelOp) inputs(vs []G.Value) ([]*tensor.Dense, tensor.Shape, error) {
+	if len(vs) != op.arity {
+		return nil, nil, fmt.Errorf("%s: %d inputs, want %d", op.name, len(vs), op.arity)
+	}
+	ds := make([]*tensor.Dense, len(vs))
+	shapes := make([]tensor.Shape, len(vs))
+	for i, v := range vs {
+		d, ok := v.(*tensor.Dense)
+		if !ok || len(d.Shape()) != 2 || !d.IsNativelyAccessible() {
+			return nil, nil, fmt.Errorf("%s: input %d is %T %v", op.name, i, v, v.Shape())
+		}
+		if d.Dtype() != ds0Dtype(ds, d) {
+			return nil, nil, fmt.Errorf("%s: mixed dtypes", op.name)
+		}
+		ds[i], shapes[i] = d, d.Shape()
+	}
+	s, err := op.shape(shapes)
+	return ds, s, err
 }
 
-// opBase carries the methods every op here has in common.
-type opBase struct{}
-
-func (opBase) ReturnsPtr() bool     { return false }
-func (opBase) CallsExtern() bool    { return false }
-func (opBase) OverwritesInput() int { return -1 }
-
-// poolOp: (R, h) -> (B, h).
-type poolOp struct {
-	opBase
-	l        *Layout
-	weighted bool
+func ds0Dtype(ds []*tensor.Dense, d *tensor.Dense) tensor.Dtype {
+	if ds[0] != nil {
+		return ds[0].Dtype()
+	}
+	return d.Dtype()
 }
 
-func (op poolOp) Arity() int            { return 1 }
-func (op poolOp) Type() hm.Type         { return hm.NewFnType(matType(), matType()) }
-func (op poolOp) String() string        { return fmt.Sprintf("PoolRows{%p,%t}", op.l, op.weighted) }
-func (op poolOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
-func (op poolOp) Hashcode() uint32      { return hashOf(op) }
-func (op poolOp) DiffWRT(n int) []bool  { return []bool{true} }
-func (op poolOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	d, err := SpreadRows(grad, op.l, op.weighted)
-	return G.Nodes{d}, err
-}
-
-func (op poolOp) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	rows, cols, err := matShape(ds, 0, op.String())
+func (op *kernelOp) Do(vs ...G.Value) (G.Value, error) {
+	ds, s, err := op.inputs(vs)
 	if err != nil {
 		return nil, err
 	}
-	if rows != op.l.Rows() {
-		return nil, fmt.Errorf("%v: %d rows, layout has %d", op, rows, op.l.Rows())
-	}
-	return tensor.Shape{op.l.B, cols}, nil
+	return op.run(tensor.New(tensor.Of(ds[0].Dtype()), tensor.WithShape(s...)), ds)
 }
 
-func (op poolOp) Do(in ...G.Value) (G.Value, error) {
-	x, err := denseArg(in[0], 0, op.String())
+func (op *kernelOp) UsePreallocDo(pre G.Value, vs ...G.Value) (G.Value, error) {
+	ds, s, err := op.inputs(vs)
 	if err != nil {
 		return nil, err
 	}
-	return op.UsePreallocDo(newLike(x, op.l.B, x.Shape()[1]), in...)
+	dst, ok := pre.(*tensor.Dense)
+	if !ok || !dst.Shape().Eq(s) || dst.Dtype() != ds[0].Dtype() {
+		return nil, fmt.Errorf("%s: cannot write %v %v into %v", op.name, ds[0].Dtype(), s, pre.Shape())
+	}
+	return op.run(dst, ds)
 }
 
-func (op poolOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
-	x, err := denseArg(in[0], 0, op.String())
-	if err != nil {
-		return nil, err
-	}
-	h := x.Shape()[1]
-	dst, err := denseArg(pre, h, op.String())
-	if err != nil {
-		return nil, err
-	}
-	if x.Shape()[0] != op.l.Rows() || dst.Shape()[0] != op.l.B {
-		return nil, fmt.Errorf("%v: shapes %v -> %v, layout %dx%d", op, x.Shape(), dst.Shape(), op.l.B, op.l.N)
-	}
-	switch x.Dtype() {
+func (op *kernelOp) run(dst *tensor.Dense, ds []*tensor.Dense) (G.Value, error) {
+	switch dst.Dtype() {
 	case tensor.Float32:
-		Pool(op.l, Data[float32](dst), Data[float32](x), h, op.weighted)
+		in := make([][]float32, len(ds))
+		for i, d := range ds {
+			in[i] = Data[float32](d)
+		}
+		op.do32(Data[float32](dst), in)
 	case tensor.Float64:
-		Pool(op.l, Data[float64](dst), Data[float64](x), h, op.weighted)
+		in := make([][]float64, len(ds))
+		for i, d := range ds {
+			in[i] = Data[float64](d)
+		}
+		op.do64(Data[float64](dst), in)
 	default:
-		return nil, fmt.Errorf("%v: dtype %v", op, x.Dtype())
+		return nil, fmt.Errorf("%s: dtype %v", op.name, dst.Dtype())
 	}
 	return dst, nil
 }
 
-// spreadOp: (B, h) -> (R, h).
-type spreadOp struct {
-	opBase
-	l        *Layout
-	weighted bool
+func wantRows(name string, s tensor.Shape, rows int) error {
+	if s[0] != rows {
+		return fmt.Errorf("%s: input shape %v, want %d rows", name, s, rows)
+	}
+	return nil
 }
 
-func (op spreadOp) Arity() int            { return 1 }
-func (op spreadOp) Type() hm.Type         { return hm.NewFnType(matType(), matType()) }
-func (op spreadOp) String() string        { return fmt.Sprintf("SpreadRows{%p,%t}", op.l, op.weighted) }
-func (op spreadOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
-func (op spreadOp) Hashcode() uint32      { return hashOf(op) }
-func (op spreadOp) DiffWRT(n int) []bool  { return []bool{true} }
-func (op spreadOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	d, err := PoolRows(grad, op.l, op.weighted)
-	return G.Nodes{d}, err
+func poolOp(l *Layout, weighted bool) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("PoolRows{%p,%t}", l, weighted), arity: 1}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{l.B, in[0][1]}, wantRows(op.name, in[0], l.Rows())
+	}
+	op.do32 = func(dst []float32, in [][]float32) { Pool(l, dst, in[0], len(in[0])/l.Rows(), weighted) }
+	op.do64 = func(dst []float64, in [][]float64) { Pool(l, dst, in[0], len(in[0])/l.Rows(), weighted) }
+	op.diff = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		d, err := SpreadRows(grad, l, weighted)
+		return G.Nodes{d}, err
+	}
+	return op
 }
 
-func (op spreadOp) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	rows, cols, err := matShape(ds, 0, op.String())
-	if err != nil {
-		return nil, err
+func spreadOp(l *Layout, weighted bool) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("SpreadRows{%p,%t}", l, weighted), arity: 1}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{l.Rows(), in[0][1]}, wantRows(op.name, in[0], l.B)
 	}
-	if rows != op.l.B {
-		return nil, fmt.Errorf("%v: %d rows, layout has %d samples", op, rows, op.l.B)
+	op.do32 = func(dst []float32, in [][]float32) { Spread(l, dst, in[0], len(in[0])/l.B, weighted) }
+	op.do64 = func(dst []float64, in [][]float64) { Spread(l, dst, in[0], len(in[0])/l.B, weighted) }
+	op.diff = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		d, err := PoolRows(grad, l, weighted)
+		return G.Nodes{d}, err
 	}
-	return tensor.Shape{op.l.Rows(), cols}, nil
+	return op
 }
 
-func (op spreadOp) Do(in ...G.Value) (G.Value, error) {
-	x, err := denseArg(in[0], 0, op.String())
-	if err != nil {
-		return nil, err
+func aggOp(l *Layout) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("AggregateRows{%p}", l), arity: 2}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		if in[0][0] != l.Rows() || in[1][0] != l.B || in[0][1] != 2*in[1][1] {
+			return nil, fmt.Errorf("%s: shapes %v, %v with layout %dx%d", op.name, in[0], in[1], l.B, l.N)
+		}
+		return tensor.Shape{l.Rows(), in[1][1]}, nil
 	}
-	return op.UsePreallocDo(newLike(x, op.l.Rows(), x.Shape()[1]), in...)
+	op.do32 = func(dst []float32, in [][]float32) { Aggregate(l, dst, in[0], in[1], len(in[1])/l.B) }
+	op.do64 = func(dst []float64, in [][]float64) { Aggregate(l, dst, in[0], in[1], len(in[1])/l.B) }
+	op.diff = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		da, err := G.ApplyOp(aggGradOp(l), grad)
+		if err != nil {
+			return nil, err
+		}
+		dc, err := PoolRows(grad, l, false)
+		return G.Nodes{da, dc}, err
+	}
+	return op
 }
 
-func (op spreadOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
-	x, err := denseArg(in[0], 0, op.String())
-	if err != nil {
-		return nil, err
+func aggGradOp(l *Layout) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("AggregateRowsGrad{%p}", l), arity: 1}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{l.Rows(), 2 * in[0][1]}, wantRows(op.name, in[0], l.Rows())
 	}
-	h := x.Shape()[1]
-	dst, err := denseArg(pre, h, op.String())
-	if err != nil {
-		return nil, err
-	}
-	if x.Shape()[0] != op.l.B || dst.Shape()[0] != op.l.Rows() {
-		return nil, fmt.Errorf("%v: shapes %v -> %v, layout %dx%d", op, x.Shape(), dst.Shape(), op.l.B, op.l.N)
-	}
-	switch x.Dtype() {
-	case tensor.Float32:
-		Spread(op.l, Data[float32](dst), Data[float32](x), h, op.weighted)
-	case tensor.Float64:
-		Spread(op.l, Data[float64](dst), Data[float64](x), h, op.weighted)
-	default:
-		return nil, fmt.Errorf("%v: dtype %v", op, x.Dtype())
-	}
-	return dst, nil
+	op.do32 = func(dst []float32, in [][]float32) { AggregateGrad(l, dst, in[0], len(in[0])/l.Rows()) }
+	op.do64 = func(dst []float64, in [][]float64) { AggregateGrad(l, dst, in[0], len(in[0])/l.Rows()) }
+	return op
 }
 
-// aggOp: (R, 2h), (B, h) -> (R, h).
-type aggOp struct {
-	opBase
-	l *Layout
+func rowDotOp(l *Layout) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("RowDots{%p}", l), arity: 2}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		if in[0][0] != l.Rows() || in[1][0] != l.B || in[0][1] != in[1][1] {
+			return nil, fmt.Errorf("%s: shapes %v, %v with layout %dx%d", op.name, in[0], in[1], l.B, l.N)
+		}
+		return tensor.Shape{l.B, l.N}, nil
+	}
+	op.do32 = func(dst []float32, in [][]float32) { RowDot(l, dst, in[0], in[1], len(in[1])/l.B) }
+	op.do64 = func(dst []float64, in [][]float64) { RowDot(l, dst, in[0], in[1], len(in[1])/l.B) }
+	op.diff = func(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		dx, err := G.ApplyOp(rowDotGradXOp(l), grad, in[1])
+		if err != nil {
+			return nil, err
+		}
+		dq, err := G.ApplyOp(rowDotGradQOp(l), grad, in[0])
+		return G.Nodes{dx, dq}, err
+	}
+	return op
 }
 
-func (op aggOp) Arity() int            { return 2 }
-func (op aggOp) Type() hm.Type         { return hm.NewFnType(matType(), matType(), matType()) }
-func (op aggOp) String() string        { return fmt.Sprintf("AggregateRows{%p}", op.l) }
-func (op aggOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
-func (op aggOp) Hashcode() uint32      { return hashOf(op) }
-func (op aggOp) DiffWRT(n int) []bool  { return []bool{true, true} }
-func (op aggOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	da, err := G.ApplyOp(aggGradOp{l: op.l}, grad)
-	if err != nil {
-		return nil, err
+// rowDotGradXOp: (g (B, N), q (B, h)) -> (R, h).
+func rowDotGradXOp(l *Layout) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("RowDotsGradX{%p}", l), arity: 2}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		if in[0][0] != l.B || in[0][1] != l.N || in[1][0] != l.B {
+			return nil, fmt.Errorf("%s: shapes %v, %v with layout %dx%d", op.name, in[0], in[1], l.B, l.N)
+		}
+		return tensor.Shape{l.Rows(), in[1][1]}, nil
 	}
-	dc, err := PoolRows(grad, op.l, false)
-	return G.Nodes{da, dc}, err
+	op.do32 = func(dst []float32, in [][]float32) { RowDotGradX(l, dst, in[0], in[1], len(in[1])/l.B) }
+	op.do64 = func(dst []float64, in [][]float64) { RowDotGradX(l, dst, in[0], in[1], len(in[1])/l.B) }
+	return op
 }
 
-func (op aggOp) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	ra, ca, err := matShape(ds, 0, op.String())
-	if err != nil {
-		return nil, err
+// rowDotGradQOp: (g (B, N), x (R, h)) -> (B, h).
+func rowDotGradQOp(l *Layout) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("RowDotsGradQ{%p}", l), arity: 2}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		if in[0][0] != l.B || in[0][1] != l.N || in[1][0] != l.Rows() {
+			return nil, fmt.Errorf("%s: shapes %v, %v with layout %dx%d", op.name, in[0], in[1], l.B, l.N)
+		}
+		return tensor.Shape{l.B, in[1][1]}, nil
 	}
-	rc, cc, err := matShape(ds, 1, op.String())
-	if err != nil {
-		return nil, err
-	}
-	if ra != op.l.Rows() || rc != op.l.B || ca != 2*cc {
-		return nil, fmt.Errorf("%v: shapes (%d,%d), (%d,%d) with layout %dx%d", op, ra, ca, rc, cc, op.l.B, op.l.N)
-	}
-	return tensor.Shape{ra, cc}, nil
+	op.do32 = func(dst []float32, in [][]float32) { RowDotGradQ(l, dst, in[0], in[1], len(in[1])/l.Rows()) }
+	op.do64 = func(dst []float64, in [][]float64) { RowDotGradQ(l, dst, in[0], in[1], len(in[1])/l.Rows()) }
+	return op
 }
 
-func (op aggOp) Do(in ...G.Value) (G.Value, error) {
-	c, err := denseArg(in[1], 0, op.String())
-	if err != nil {
-		return nil, err
+func catOp(widths []int, ones bool) *kernelOp {
+	total := 0
+	for _, w := range widths {
+		total += w
 	}
-	return op.UsePreallocDo(newLike(c, op.l.Rows(), c.Shape()[1]), in...)
+	if ones {
+		total++
+	}
+	op := &kernelOp{name: fmt.Sprintf("ConcatCols{%v,%t}", widths, ones), arity: len(widths)}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		for i, s := range in {
+			if s[0] != in[0][0] || s[1] != widths[i] {
+				return nil, fmt.Errorf("%s: input %d has shape %v", op.name, i, s)
+			}
+		}
+		return tensor.Shape{in[0][0], total}, nil
+	}
+	op.do32 = func(dst []float32, in [][]float32) { concat(dst, in, widths, total, ones) }
+	op.do64 = func(dst []float64, in [][]float64) { concat(dst, in, widths, total, ones) }
+	op.diff = func(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		out := make(G.Nodes, len(in))
+		off := 0
+		for i, w := range widths {
+			var err error
+			if out[i], err = G.ApplyOp(colsOp(off, w, total), grad); err != nil {
+				return nil, err
+			}
+			off += w
+		}
+		return out, nil
+	}
+	return op
 }
 
-func (op aggOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
-	if len(in) != 2 {
-		return nil, fmt.Errorf("%v: %d inputs", op, len(in))
+func concat[T Float](dst []T, in [][]T, widths []int, total int, ones bool) {
+	for r := range len(dst) / total {
+		off := r * total
+		for i, w := range widths {
+			copy(dst[off:off+w], in[i][r*w:(r+1)*w])
+			off += w
+		}
+		if ones {
+			dst[off] = 1
+		}
 	}
-	c, err := denseArg(in[1], 0, op.String())
-	if err != nil {
-		return nil, err
-	}
-	h := c.Shape()[1]
-	a, err := denseArg(in[0], 2*h, op.String())
-	if err != nil {
-		return nil, err
-	}
-	dst, err := denseArg(pre, h, op.String())
-	if err != nil {
-		return nil, err
-	}
-	if a.Shape()[0] != op.l.Rows() || c.Shape()[0] != op.l.B || dst.Shape()[0] != op.l.Rows() {
-		return nil, fmt.Errorf("%v: shapes %v, %v -> %v", op, a.Shape(), c.Shape(), dst.Shape())
-	}
-	switch a.Dtype() {
-	case tensor.Float32:
-		Aggregate(op.l, Data[float32](dst), Data[float32](a), Data[float32](c), h)
-	case tensor.Float64:
-		Aggregate(op.l, Data[float64](dst), Data[float64](a), Data[float64](c), h)
-	default:
-		return nil, fmt.Errorf("%v: dtype %v", op, a.Dtype())
-	}
-	return dst, nil
 }
 
-// aggGradOp: (R, h) -> (R, 2h), the adjoint of aggOp with respect to a. It
-// only appears in gradient graphs, which are never differentiated again.
-type aggGradOp struct {
-	opBase
-	l *Layout
+// colsOp: (rows, total) -> (rows, w), columns [off, off+w).
+func colsOp(off, w, total int) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("Cols{%d,%d,%d}", off, w, total), arity: 1}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		if in[0][1] != total {
+			return nil, fmt.Errorf("%s: input shape %v", op.name, in[0])
+		}
+		return tensor.Shape{in[0][0], w}, nil
+	}
+	op.do32 = func(dst []float32, in [][]float32) { cols(dst, in[0], off, w, total) }
+	op.do64 = func(dst []float64, in [][]float64) { cols(dst, in[0], off, w, total) }
+	return op
 }
 
-func (op aggGradOp) Arity() int            { return 1 }
-func (op aggGradOp) Type() hm.Type         { return hm.NewFnType(matType(), matType()) }
-func (op aggGradOp) String() string        { return fmt.Sprintf("AggregateRowsGrad{%p}", op.l) }
-func (op aggGradOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }
-func (op aggGradOp) Hashcode() uint32      { return hashOf(op) }
-
-func (op aggGradOp) InferShape(ds ...G.DimSizer) (tensor.Shape, error) {
-	rows, cols, err := matShape(ds, 0, op.String())
-	if err != nil {
-		return nil, err
+func cols[T Float](dst, src []T, off, w, total int) {
+	for r := range len(dst) / w {
+		copy(dst[r*w:(r+1)*w], src[r*total+off:r*total+off+w])
 	}
-	if rows != op.l.Rows() {
-		return nil, fmt.Errorf("%v: %d rows, layout has %d", op, rows, op.l.Rows())
-	}
-	return tensor.Shape{rows, 2 * cols}, nil
-}
-
-func (op aggGradOp) Do(in ...G.Value) (G.Value, error) {
-	g, err := denseArg(in[0], 0, op.String())
-	if err != nil {
-		return nil, err
-	}
-	return op.UsePreallocDo(newLike(g, op.l.Rows(), 2*g.Shape()[1]), in...)
-}
-
-func (op aggGradOp) UsePreallocDo(pre G.Value, in ...G.Value) (G.Value, error) {
-	g, err := denseArg(in[0], 0, op.String())
-	if err != nil {
-		return nil, err
-	}
-	h := g.Shape()[1]
-	dst, err := denseArg(pre, 2*h, op.String())
-	if err != nil {
-		return nil, err
-	}
-	if g.Shape()[0] != op.l.Rows() || dst.Shape()[0] != op.l.Rows() {
-		return nil, fmt.Errorf("%v: shapes %v -> %v", op, g.Shape(), dst.Shape())
-	}
-	switch g.Dtype() {
-	case tensor.Float32:
-		AggregateGrad(op.l, Data[float32](dst), Data[float32](g), h)
-	case tensor.Float64:
-		AggregateGrad(op.l, Data[float64](dst), Data[float64](g), h)
-	default:
-		return nil, fmt.Errorf("%v: dtype %v", op, g.Dtype())
-	}
-	return dst, nil
 }

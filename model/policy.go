@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 
 	"github.com/kubesim/kubesim/model/gnn"
 	"github.com/kubesim/kubesim/model/internal/nn"
@@ -21,18 +23,24 @@ type Policy struct {
 	dec    *pointer.Decoder
 	params []*nn.Param
 
-	// host forward pass
-	lay   nn.Layout
-	h32   hostState[float32]
-	h64   hostState[float64]
-	allow []bool
-	fwd   Output
+	// host forward pass: one worker per chunk of samples
+	workers []*worker
+	allow   []bool
+	fwd     Output
 
 	// training
 	graphs []*graph
 	clock  uint64
 	opt    adam
 	meta   map[string]string
+}
+
+// worker holds one chunk's host forward-pass state.
+type worker struct {
+	lay nn.Layout
+	sub Batch
+	h32 hostState[float32]
+	h64 hostState[float64]
 }
 
 type hostState[T nn.Float] struct {
@@ -104,29 +112,69 @@ func (p *Policy) Forward(b *Batch, out *Output) error {
 	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures); err != nil {
 		return fmt.Errorf("model forward: %w", err)
 	}
-	if err := p.lay.Set(b.B, b.N, b.NodeValid, b.Domain); err != nil {
-		return fmt.Errorf("model forward: %w", err)
-	}
-	out.LogP = nn.Grow(out.LogP, b.B*(b.N+1))
+	k := b.N + 1
+	out.LogP = nn.Grow(out.LogP, b.B*k)
 	out.Values = nn.Grow(out.Values, b.B)
-	p.allow = nn.Grow(p.allow, b.B*(b.N+1))
+	p.allow = nn.Grow(p.allow, b.B*k)
 	allowed(p.allow, b)
-	if p.cfg.Float64 {
-		hostForward(p, &p.h64, b, out)
-	} else {
-		hostForward(p, &p.h32, b, out)
+
+	// Samples are independent, so chunks of them run in parallel, one
+	// goroutine each, when the batch is large enough to pay for it.
+	chunks := 1
+	if b.B*b.N >= parallelRows {
+		chunks = min(runtime.GOMAXPROCS(0), b.B)
 	}
+	for len(p.workers) < chunks {
+		p.workers = append(p.workers, &worker{})
+	}
+	d, pf := p.cfg.NodeFeatures, p.cfg.PodFeatures
+	run := func(c int) {
+		s0, s1 := c*b.B/chunks, (c+1)*b.B/chunks
+		w := p.workers[c]
+		w.sub = Batch{
+			B: s1 - s0, N: b.N,
+			Nodes:     b.Nodes[s0*b.N*d : s1*b.N*d],
+			NodeValid: b.NodeValid[s0*b.N : s1*b.N],
+			Pod:       b.Pod[s0*pf : s1*pf],
+			Mask:      b.Mask[s0*k : s1*k],
+			Domain:    b.Domain[s0*b.N : s1*b.N],
+		}
+		// The layout was validated with the whole batch; a chunk's slices
+		// have matching lengths by construction.
+		_ = w.lay.Set(w.sub.B, w.sub.N, w.sub.NodeValid, w.sub.Domain)
+		allow, logp, values := p.allow[s0*k:s1*k], out.LogP[s0*k:s1*k], out.Values[s0:s1]
+		if p.cfg.Float64 {
+			hostForward(p, w, &w.h64, allow, logp, values)
+		} else {
+			hostForward(p, w, &w.h32, allow, logp, values)
+		}
+	}
+	if chunks == 1 {
+		run(0)
+		return nil
+	}
+	var wg sync.WaitGroup
+	for c := 1; c < chunks; c++ {
+		wg.Go(func() { run(c) })
+	}
+	run(0)
+	wg.Wait()
 	return nil
 }
 
-func hostForward[T nn.Float](p *Policy, st *hostState[T], b *Batch, out *Output) {
+// parallelRows is the batch size (B*N rows) from which Forward splits the
+// samples over GOMAXPROCS goroutines.
+const parallelRows = 1024
+
+func hostForward[T nn.Float](p *Policy, w *worker, st *hostState[T], allow []bool, logp, values []float64) {
+	b := &w.sub
 	d, pf := p.cfg.NodeFeatures, p.cfg.PodFeatures
 	st.nodes = nn.Grow(st.nodes, b.B*b.N*(d+1))
 	st.pod = nn.Grow(st.pod, b.B*(pf+1))
 	fillNodes(st.nodes, b, d)
 	fillPod(st.pod, b, pf)
-	h, pe := gnn.Forward(p.enc, &st.enc, &p.lay, st.nodes, st.pod)
-	pointer.Forward(p.dec, &st.dec, &p.lay, h, pe, p.allow, out.LogP, out.Values)
+	h, pe := gnn.Forward(p.enc, &st.enc, &w.lay, st.nodes, st.pod)
+	pointer.Forward(p.dec, &st.dec, &w.lay, h, pe, allow, logp, values)
 }
 
 // ActResult is Act's output, one entry per sample.

@@ -118,8 +118,8 @@ func (e *Encoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 		}
 		return n
 	}
-	h := must(G.Rectify(must(G.Mul(in.Nodes, embed))))
-	p := must(G.Rectify(must(G.Mul(in.Pod, pod))))
+	h := must(nn.Rectify(must(G.Mul(in.Nodes, embed))))
+	p := must(nn.Rectify(must(G.Mul(in.Pod, pod))))
 	for l := range e.Round {
 		mix, ctx := out.Params[2+2*l], out.Params[3+2*l]
 		if err != nil {
@@ -129,7 +129,7 @@ func (e *Encoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 		gm := must(nn.PoolRows(h, in.Layout, true))
 		cc := must(nn.CatCols(true, gm, p))
 		c := must(G.Mul(cc, ctx))
-		h = must(G.Rectify(must(nn.AggregateRows(a, c, in.Layout))))
+		h = must(nn.Rectify(must(nn.AggregateRows(a, c, in.Layout))))
 	}
 	if err != nil {
 		return Outputs{}, fmt.Errorf("gnn: building graph: %w", err)
@@ -141,7 +141,7 @@ func (e *Encoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 // Workspace holds the host forward pass's buffers; reuse one across calls
 // to avoid allocation. A Workspace serves one goroutine at a time.
 type Workspace[T nn.Float] struct {
-	h, a, agg, gm, cc, c, p []T
+	h, self, segw, agg, gm, cc, c, p []T
 }
 
 // Forward runs the encoder on the host: nodes is the (B*N) x (D+1) matrix
@@ -153,7 +153,7 @@ func Forward[T nn.Float](e *Encoder, ws *Workspace[T], l *nn.Layout, nodes, pod 
 	hd := cfg.Hidden
 	rows, b := l.Rows(), l.B
 	ws.h = nn.Grow(ws.h, rows*hd)
-	ws.a = nn.Grow(ws.a, rows*2*hd)
+	ws.self = nn.Grow(ws.self, rows*hd)
 	ws.agg = nn.Grow(ws.agg, rows*hd)
 	ws.gm = nn.Grow(ws.gm, b*hd)
 	ws.cc = nn.Grow(ws.cc, b*(2*hd+1))
@@ -166,13 +166,20 @@ func Forward[T nn.Float](e *Encoder, ws *Workspace[T], l *nn.Layout, nodes, pod 
 	nn.Relu(ws.p)
 	widths := []int{hd, hd, 1}
 	for _, r := range e.Round {
-		nn.Gemm(rows, 2*hd, hd, ws.h, nn.Data[T](r.Mix.Value), ws.a, false)
+		// The graph computes h [S|M] and then the segment means of the M
+		// half; here the means come first, so M multiplies one row per
+		// failure domain instead of one per node.
+		mix := nn.Data[T](r.Mix.Value)
+		nn.GemmStrided(rows, hd, hd, ws.h, hd, mix, 2*hd, ws.self, hd, false)
+		seg := nn.SegMeans(l, ws.h, hd, 0, hd)
+		ns := l.Segments()
+		ws.segw = nn.Grow(ws.segw, ns*hd)
+		nn.GemmStrided(ns, hd, hd, seg, hd, mix[hd:], 2*hd, ws.segw, hd, false)
 		nn.Pool(l, ws.gm, ws.h, hd, true)
 		nn.ConcatCols(ws.cc, b, [][]T{ws.gm, ws.p, nil}, widths)
 		nn.Gemm(b, hd, 2*hd+1, ws.cc, nn.Data[T](r.Ctx.Value), ws.c, false)
-		nn.Aggregate(l, ws.agg, ws.a, ws.c, hd)
+		nn.Combine(l, ws.agg, ws.self, ws.segw, ws.c, hd)
 		ws.h, ws.agg = ws.agg, ws.h
-		nn.Relu(ws.h)
 	}
 	return ws.h, ws.p
 }

@@ -117,7 +117,7 @@ func (d *Decoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 	logit := must(G.HadamardProd(must(G.Tanh(score)), clip))
 	out.LogP = must(G.LogSoftMax(must(G.Add(logit, in.Mask)), 1))
 
-	hv := must(G.Rectify(must(G.Mul(ctx, v1))))
+	hv := must(nn.Rectify(must(G.Mul(ctx, v1))))
 	v := must(G.Mul(must(nn.CatCols(true, hv)), v2))
 	out.Value = must(G.Reshape(v, []int{l.B}))
 	if err != nil {

@@ -110,11 +110,7 @@ func Pool[T Float](l *Layout, dst, src []T, h int, weighted bool) {
 			}
 			w = T(l.PoolW[r])
 		}
-		d := dst[(r/l.N)*h : (r/l.N+1)*h]
-		s := src[r*h : (r+1)*h]
-		for j := range d {
-			d[j] += w * s[j]
-		}
+		axpy(w, src[r*h:(r+1)*h], dst[(r/l.N)*h:(r/l.N+1)*h])
 	}
 }
 
@@ -134,8 +130,13 @@ func Spread[T Float](l *Layout, dst, src []T, h int, weighted bool) {
 	}
 }
 
-// segMeans writes the mean over each segment of columns [off, off+h) of src
-// (rows of width stride) into the returned S x h scratch matrix.
+// SegMeans returns the S x h matrix of the means over each segment of the
+// columns [off, off+h) of src (rows of width stride). It lives in l's
+// scratch space: valid until l's next kernel call.
+func SegMeans[T Float](l *Layout, src []T, stride, off, h int) []T {
+	return segMeans(l, src, stride, off, h)
+}
+
 func segMeans[T Float](l *Layout, src []T, stride, off, h int) []T {
 	m := scratch[T](l, l.Segments()*h)
 	clear(m)
@@ -144,11 +145,7 @@ func segMeans[T Float](l *Layout, src []T, stride, off, h int) []T {
 		if seg < 0 {
 			continue
 		}
-		d := m[int(seg)*h : int(seg+1)*h]
-		s := src[r*stride+off : r*stride+off+h]
-		for j := range d {
-			d[j] += s[j]
-		}
+		axpy(1, src[r*stride+off:r*stride+off+h], m[int(seg)*h:int(seg+1)*h])
 	}
 	for seg, inv := range l.SegInv {
 		d := m[seg*h : (seg+1)*h]
@@ -172,9 +169,12 @@ func Aggregate[T Float](l *Layout, dst, a, c []T, h int) {
 	for r := range l.Rows() {
 		d := dst[r*h : (r+1)*h]
 		self := a[r*2*h : r*2*h+h]
+		self = self[:len(d)]
 		ctx := c[(r/l.N)*h : (r/l.N+1)*h]
+		ctx = ctx[:len(d)]
 		if seg := l.Seg[r]; seg >= 0 {
 			nb := m[int(seg)*h : int(seg+1)*h]
+			nb = nb[:len(d)]
 			for j := range d {
 				d[j] = self[j] + nb[j] + ctx[j]
 			}
@@ -183,6 +183,35 @@ func Aggregate[T Float](l *Layout, dst, a, c []T, h int) {
 				d[j] = self[j] + ctx[j]
 			}
 		}
+	}
+}
+
+// Combine writes dst (R x h): for row r of sample b,
+//
+//	dst[r] = relu(self[r] + seg[segment of r] + c[b])
+//
+// (no seg term for padding rows). It is Aggregate with the neighbour
+// weights applied after the segment mean: the host pass multiplies the S
+// segment means by the neighbour weights, S x h x h work instead of R x h x h.
+func Combine[T Float](l *Layout, dst, self, seg, c []T, h int) {
+	for r := range l.Rows() {
+		d := dst[r*h : (r+1)*h]
+		sf := self[r*h : (r+1)*h]
+		sf = sf[:len(d)]
+		ctx := c[(r/l.N)*h : (r/l.N+1)*h]
+		ctx = ctx[:len(d)]
+		if s := l.Seg[r]; s >= 0 {
+			nb := seg[int(s)*h : int(s+1)*h]
+			nb = nb[:len(d)]
+			for j := range d {
+				d[j] = sf[j] + nb[j] + ctx[j]
+			}
+		} else {
+			for j := range d {
+				d[j] = sf[j] + ctx[j]
+			}
+		}
+		Relu(d)
 	}
 }
 
@@ -208,13 +237,7 @@ func AggregateGrad[T Float](l *Layout, dst, g []T, h int) {
 func RowDot[T Float](l *Layout, dst, x, q []T, h int) {
 	for r := range l.Rows() {
 		xs := x[r*h : (r+1)*h]
-		qs := q[(r/l.N)*h : (r/l.N+1)*h]
-		qs = qs[:len(xs)]
-		var s T
-		for j, v := range xs {
-			s += v * qs[j]
-		}
-		dst[r] = s
+		dst[r] = dot(xs, q[(r/l.N)*h:(r/l.N+1)*h])
 	}
 }
 
@@ -241,11 +264,6 @@ func RowDotGradQ[T Float](l *Layout, dst, g, x []T, h int) {
 		if gr == 0 {
 			continue
 		}
-		d := dst[(r/l.N)*h : (r/l.N+1)*h]
-		xs := x[r*h : (r+1)*h]
-		xs = xs[:len(d)]
-		for j := range d {
-			d[j] += gr * xs[j]
-		}
+		axpy(gr, x[r*h:(r+1)*h], dst[(r/l.N)*h:(r/l.N+1)*h])
 	}
 }

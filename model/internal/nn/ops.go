@@ -56,6 +56,13 @@ func CatCols(ones bool, xs ...*G.Node) (*G.Node, error) {
 	return G.ApplyOp(catOp(widths, ones), xs...)
 }
 
+// Rectify returns the node relu(x) for a matrix x. Gorgonia's Rectify
+// differentiates through a comparison tensor and a product that allocate
+// and clone; this op's gradient is one masked copy.
+func Rectify(x *G.Node) (*G.Node, error) {
+	return G.ApplyOp(reluOp(), x)
+}
+
 // kernelOp is a gorgonia op over float32 or float64 matrices whose work is
 // a host kernel: every op of this file is one.
 type kernelOp struct {
@@ -67,6 +74,11 @@ type kernelOp struct {
 	// diff returns the gradients of the inputs; nil for ops that only
 	// appear in gradient graphs.
 	diff func(in G.Nodes, out, grad *G.Node) (G.Nodes, error)
+
+	// out is the tensor Do returned last time, written again by the next
+	// run instead of allocating: the tape machine forgets every value on
+	// Reset, and each run is over before the next begins.
+	out *tensor.Dense
 }
 
 func (op *kernelOp) Arity() int { return op.arity }
@@ -150,7 +162,10 @@ func (op *kernelOp) Do(vs ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return op.run(tensor.New(tensor.Of(ds[0].Dtype()), tensor.WithShape(s...)), ds)
+	if op.out == nil || !op.out.Shape().Eq(s) || op.out.Dtype() != ds[0].Dtype() {
+		op.out = tensor.New(tensor.Of(ds[0].Dtype()), tensor.WithShape(s...))
+	}
+	return op.run(op.out, ds)
 }
 
 func (op *kernelOp) UsePreallocDo(pre G.Value, vs ...G.Value) (G.Value, error) {
@@ -365,4 +380,30 @@ func cols[T Float](dst, src []T, off, w, total int) {
 	for r := range len(dst) / w {
 		copy(dst[r*w:(r+1)*w], src[r*total+off:r*total+off+w])
 	}
+}
+
+func reluOp() *kernelOp {
+	op := &kernelOp{name: "Rectify", arity: 1}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) { return in[0].Clone(), nil }
+	op.do32 = func(dst []float32, in [][]float32) { copy(dst, in[0]); Relu(dst) }
+	op.do64 = func(dst []float64, in [][]float64) { copy(dst, in[0]); Relu(dst) }
+	op.diff = func(_ G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+		d, err := G.ApplyOp(reluGradOp(), out, grad)
+		return G.Nodes{d}, err
+	}
+	return op
+}
+
+// reluGradOp: (relu output, its gradient) -> the input's gradient.
+func reluGradOp() *kernelOp {
+	op := &kernelOp{name: "RectifyGrad", arity: 2}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		if !in[0].Eq(in[1]) {
+			return nil, fmt.Errorf("%s: shapes %v, %v", op.name, in[0], in[1])
+		}
+		return in[0].Clone(), nil
+	}
+	op.do32 = func(dst []float32, in [][]float32) { ReluGrad(dst, in[0], in[1]) }
+	op.do64 = func(dst []float64, in [][]float64) { ReluGrad(dst, in[0], in[1]) }
+	return op
 }

@@ -32,6 +32,10 @@ type Config struct {
 	MaxGraphs int `json:"max_graphs"`
 }
 
+// maxSize bounds the sizes in a Config, so that a corrupt checkpoint header
+// cannot ask for an absurd allocation.
+const maxSize = 4096
+
 func (c Config) withDefaults() Config {
 	if c.Hidden == 0 {
 		c.Hidden = DefaultHidden
@@ -59,6 +63,14 @@ func (c Config) Validate() error {
 	}
 	if c.MaxGraphs < 1 {
 		return fmt.Errorf("model config: MaxGraphs %d, want >= 1", c.MaxGraphs)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"NodeFeatures", c.NodeFeatures}, {"PodFeatures", c.PodFeatures}, {"Hidden", c.Hidden}, {"Rounds", c.Rounds}} {
+		if f.v > maxSize {
+			return fmt.Errorf("model config: %s %d, want <= %d", f.name, f.v, maxSize)
+		}
 	}
 	return nil
 }

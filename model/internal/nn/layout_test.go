@@ -1,0 +1,230 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Two samples of 4 rows. Sample 0: domains 5,5,-1,7 with row 3 padding:
+// segments {0,1} (domain 5) and {2} (no domain); padding none; 3 valid rows
+// so pooling weights 1/3. Sample 1: domains 5,5,5,5 all valid: one segment
+// of 4 (domain 5 of sample 1 is not sample 0's), weights 1/4.
+func TestLayoutSet(t *testing.T) {
+	var l Layout
+	valid := []bool{true, true, true, false, true, true, true, true}
+	dom := []int32{5, 5, -1, 7, 5, 5, 5, 5}
+	if err := l.Set(2, 4, valid, dom); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{0, 0, 1, -1, 2, 2, 2, 2}; !slices.Equal(l.Seg, want) {
+		t.Errorf("Seg = %v, want %v", l.Seg, want)
+	}
+	if want := []float64{0.5, 1, 0.25}; !slices.Equal(l.SegInv, want) {
+		t.Errorf("SegInv = %v, want %v", l.SegInv, want)
+	}
+	if want := []float64{1. / 3, 1. / 3, 1. / 3, 0, 0.25, 0.25, 0.25, 0.25}; !slices.Equal(l.PoolW, want) {
+		t.Errorf("PoolW = %v, want %v", l.PoolW, want)
+	}
+	if err := l.Set(2, 4, valid[:7], dom); err == nil {
+		t.Error("Set with 7 valid flags for 8 rows: no error")
+	}
+}
+
+// Hand-computed kernels on the layout above with h = 1:
+// x = 1..8 (row r holds r+1).
+func TestKernelsKnownAnswers(t *testing.T) {
+	var l Layout
+	if err := l.Set(2, 4, []bool{true, true, true, false, true, true, true, true}, []int32{5, 5, -1, 7, 5, 5, 5, 5}); err != nil {
+		t.Fatal(err)
+	}
+	x := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	pool := make([]float64, 2)
+	// weighted: (1+2+3)/3 = 2, (5+6+7+8)/4 = 6.5; unweighted sums: 10, 26.
+	Pool(&l, pool, x, 1, true)
+	if want := []float64{2, 6.5}; !slices.Equal(pool, want) {
+		t.Errorf("weighted Pool = %v, want %v", pool, want)
+	}
+	Pool(&l, pool, x, 1, false)
+	if want := []float64{10, 26}; !slices.Equal(pool, want) {
+		t.Errorf("Pool = %v, want %v", pool, want)
+	}
+	// Aggregate with a = [self | neighbour] where self = x, neighbour = 10x,
+	// c = (100, 200): rows 0,1 mean(10,20)=15; row 2 alone 30; row 3
+	// padding, no neighbour term; rows 4-7 mean(50..80)=65.
+	a := make([]float64, 16)
+	for r := range 8 {
+		a[2*r], a[2*r+1] = x[r], 10*x[r]
+	}
+	agg := make([]float64, 8)
+	Aggregate(&l, agg, a, []float64{100, 200}, 1)
+	if want := []float64{116, 117, 133, 104, 270, 271, 272, 273}; !slices.Equal(agg, want) {
+		t.Errorf("Aggregate = %v, want %v", agg, want)
+	}
+	// RowDot with q = (2, -1): 2x for sample 0, -x for sample 1.
+	dots := make([]float64, 8)
+	RowDot(&l, dots, x, []float64{2, -1}, 1)
+	if want := []float64{2, 4, 6, 8, -5, -6, -7, -8}; !slices.Equal(dots, want) {
+		t.Errorf("RowDot = %v, want %v", dots, want)
+	}
+}
+
+func TestRelu(t *testing.T) {
+	negZero := float32(math.Copysign(0, -1))
+	x := []float32{-1, 2, negZero, 0.5, -3, float32(math.Inf(-1)), 7} // odd length: tail path
+	Relu(x)
+	if want := []float32{0, 2, 0, 0.5, 0, 0, 7}; !slices.Equal(x, want) || math.Signbit(float64(x[2])) {
+		t.Errorf("Relu = %v, want %v (and +0)", x, want)
+	}
+	y := []float64{-1, 2, -0.0, 0.5}
+	Relu(y)
+	if want := []float64{0, 2, 0, 0.5}; !slices.Equal(y, want) {
+		t.Errorf("Relu = %v, want %v", y, want)
+	}
+	g := make([]float32, 7)
+	ReluGrad(g, x, []float32{1, 2, 3, 4, 5, 6, 7})
+	if want := []float32{0, 2, 0, 4, 0, 0, 7}; !slices.Equal(g, want) {
+		t.Errorf("ReluGrad = %v, want %v", g, want)
+	}
+}
+
+// Orthogonal blocks: Q^T Q = gain^2 I for a tall block, Q Q^T for a wide
+// one, and the elements outside the block are untouched.
+func TestInitOrthogonal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, tc := range []struct {
+		name       string
+		rows, cols int
+		gain       float64
+	}{{"tall", 9, 4, math.Sqrt2}, {"wide", 3, 7, 0.01}, {"square", 5, 5, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewParam("w", tensor.Float64, tc.rows+1, tc.cols)
+			d := Data[float64](p.Value)
+			for j := range tc.cols {
+				d[tc.rows*tc.cols+j] = 42 // bias row
+			}
+			p.InitOrthogonal(rng, tc.gain, 0, 0, tc.rows, tc.cols)
+			tall := tc.rows >= tc.cols
+			k, inner := tc.cols, tc.rows
+			if !tall {
+				k, inner = tc.rows, tc.cols
+			}
+			at := func(i, l int) float64 { // column i (tall) or row i (wide), element l
+				if tall {
+					return d[l*tc.cols+i]
+				}
+				return d[i*tc.cols+l]
+			}
+			for i := range k {
+				for j := range k {
+					s := 0.0
+					for l := range inner {
+						s += at(i, l) * at(j, l)
+					}
+					want := 0.0
+					if i == j {
+						want = tc.gain * tc.gain
+					}
+					if math.Abs(s-want) > 1e-12 {
+						t.Errorf("Gram[%d][%d] = %v, want %v", i, j, s, want)
+					}
+				}
+			}
+			for j := range tc.cols {
+				if d[tc.rows*tc.cols+j] != 42 {
+					t.Errorf("element outside the block changed to %v", d[tc.rows*tc.cols+j])
+				}
+			}
+		})
+	}
+}
+
+// Every differentiable op's gradient matches central finite differences
+// of loss = sum(op(inputs) * R) for a random R, in float64, on a layout
+// with padding, shared domains and singletons.
+func TestOpGradients(t *testing.T) {
+	var l Layout
+	if err := l.Set(2, 4, []bool{true, true, true, false, true, true, false, true}, []int32{1, 1, -1, 1, 2, 3, 2, 2}); err != nil {
+		t.Fatal(err)
+	}
+	const h = 3
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct {
+		name   string
+		shapes [][]int
+		build  func(in []*G.Node) (*G.Node, error)
+	}{
+		{"PoolRows weighted", [][]int{{8, h}}, func(in []*G.Node) (*G.Node, error) { return PoolRows(in[0], &l, true) }},
+		{"PoolRows", [][]int{{8, h}}, func(in []*G.Node) (*G.Node, error) { return PoolRows(in[0], &l, false) }},
+		{"SpreadRows weighted", [][]int{{2, h}}, func(in []*G.Node) (*G.Node, error) { return SpreadRows(in[0], &l, true) }},
+		{"SpreadRows", [][]int{{2, h}}, func(in []*G.Node) (*G.Node, error) { return SpreadRows(in[0], &l, false) }},
+		{"AggregateRows", [][]int{{8, 2 * h}, {2, h}}, func(in []*G.Node) (*G.Node, error) { return AggregateRows(in[0], in[1], &l) }},
+		{"RowDots", [][]int{{8, h}, {2, h}}, func(in []*G.Node) (*G.Node, error) { return RowDots(in[0], in[1], &l) }},
+		{"CatCols with ones", [][]int{{2, h}, {2, 2}}, func(in []*G.Node) (*G.Node, error) { return CatCols(true, in[0], in[1]) }},
+		{"CatCols", [][]int{{2, 1}, {2, h}}, func(in []*G.Node) (*G.Node, error) { return CatCols(false, in[0], in[1]) }},
+		{"Rectify", [][]int{{8, h}}, func(in []*G.Node) (*G.Node, error) { return Rectify(in[0]) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := G.NewGraph()
+			var ins []*G.Node
+			var vals [][]float64
+			for i, s := range tc.shapes {
+				d := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(s...))
+				v := Data[float64](d)
+				for j := range v {
+					v[j] = rng.NormFloat64()
+				}
+				vals = append(vals, v)
+				ins = append(ins, G.NewMatrix(g, tensor.Float64, G.WithShape(s...), G.WithName(string(rune('a'+i))), G.WithValue(d)))
+			}
+			out, err := tc.build(ins)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rd := tensor.New(tensor.Of(tensor.Float64), tensor.WithShape(out.Shape()...))
+			for j := range Data[float64](rd) {
+				Data[float64](rd)[j] = rng.NormFloat64()
+			}
+			rn := G.NewMatrix(g, tensor.Float64, G.WithShape(out.Shape()...), G.WithName("r"), G.WithValue(rd))
+			loss := G.Must(G.Sum(G.Must(G.HadamardProd(out, rn))))
+			grads, err := G.Grad(loss, ins...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lossV G.Value
+			G.Read(loss, &lossV)
+			vm := G.NewTapeMachine(g)
+			defer vm.Close()
+			eval := func() float64 {
+				if err := vm.RunAll(); err != nil {
+					t.Fatal(err)
+				}
+				vm.Reset()
+				return lossV.Data().(float64)
+			}
+			eval()
+			an := make([][]float64, len(ins))
+			for i, gn := range grads {
+				an[i] = slices.Clone(gn.Value().Data().([]float64))
+			}
+			const eps = 1e-6
+			for i, v := range vals {
+				for j := range v {
+					o := v[j]
+					v[j] = o + eps
+					lp := eval()
+					v[j] = o - eps
+					lm := eval()
+					v[j] = o
+					if fd := (lp - lm) / (2 * eps); math.Abs(fd-an[i][j]) > 1e-7 {
+						t.Errorf("input %d element %d: gradient %v, finite difference %v", i, j, an[i][j], fd)
+					}
+				}
+			}
+		})
+	}
+}

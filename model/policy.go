@@ -127,39 +127,45 @@ func (p *Policy) Forward(b *Batch, out *Output) error {
 	for len(p.workers) < chunks {
 		p.workers = append(p.workers, &worker{})
 	}
-	d, pf := p.cfg.NodeFeatures, p.cfg.PodFeatures
-	run := func(c int) {
-		s0, s1 := c*b.B/chunks, (c+1)*b.B/chunks
-		w := p.workers[c]
-		w.sub = Batch{
-			B: s1 - s0, N: b.N,
-			Nodes:     b.Nodes[s0*b.N*d : s1*b.N*d],
-			NodeValid: b.NodeValid[s0*b.N : s1*b.N],
-			Pod:       b.Pod[s0*pf : s1*pf],
-			Mask:      b.Mask[s0*k : s1*k],
-			Domain:    b.Domain[s0*b.N : s1*b.N],
-		}
-		// The layout was validated with the whole batch; a chunk's slices
-		// have matching lengths by construction.
-		_ = w.lay.Set(w.sub.B, w.sub.N, w.sub.NodeValid, w.sub.Domain)
-		allow, logp, values := p.allow[s0*k:s1*k], out.LogP[s0*k:s1*k], out.Values[s0:s1]
-		if p.cfg.Float64 {
-			hostForward(p, w, &w.h64, allow, logp, values)
-		} else {
-			hostForward(p, w, &w.h32, allow, logp, values)
-		}
-	}
 	if chunks == 1 {
-		run(0)
+		p.forwardChunk(b, out, 0, 1)
 		return nil
 	}
+	p.forwardParallel(b, out, chunks)
+	return nil
+}
+
+func (p *Policy) forwardParallel(b *Batch, out *Output, chunks int) {
 	var wg sync.WaitGroup
 	for c := 1; c < chunks; c++ {
-		wg.Go(func() { run(c) })
+		wg.Go(func() { p.forwardChunk(b, out, c, chunks) })
 	}
-	run(0)
+	p.forwardChunk(b, out, 0, chunks)
 	wg.Wait()
-	return nil
+}
+
+// forwardChunk runs the host pass on chunk c of chunks of b's samples,
+// with worker c's state, writing its part of out.
+func (p *Policy) forwardChunk(b *Batch, out *Output, c, chunks int) {
+	d, pf, k := p.cfg.NodeFeatures, p.cfg.PodFeatures, b.N+1
+	s0, s1 := c*b.B/chunks, (c+1)*b.B/chunks
+	w := p.workers[c]
+	w.sub = Batch{
+		B: s1 - s0, N: b.N,
+		Nodes:     b.Nodes[s0*b.N*d : s1*b.N*d],
+		NodeValid: b.NodeValid[s0*b.N : s1*b.N],
+		Pod:       b.Pod[s0*pf : s1*pf],
+		Mask:      b.Mask[s0*k : s1*k],
+		Domain:    b.Domain[s0*b.N : s1*b.N],
+	}
+	// b was validated; a chunk's slices have matching lengths by construction.
+	_ = w.lay.Set(w.sub.B, w.sub.N, w.sub.NodeValid, w.sub.Domain)
+	allow, logp, values := p.allow[s0*k:s1*k], out.LogP[s0*k:s1*k], out.Values[s0:s1]
+	if p.cfg.Float64 {
+		hostForward(p, w, &w.h64, allow, logp, values)
+	} else {
+		hostForward(p, w, &w.h32, allow, logp, values)
+	}
 }
 
 // parallelRows is the batch size (B*N rows) from which Forward splits the

@@ -374,3 +374,18 @@ func TestInputErrors(t *testing.T) {
 		})
 	}
 }
+
+// Acting on a small batch (the serial host pass) allocates nothing once
+// its buffers have grown.
+func TestActAllocatesNothing(t *testing.T) {
+	p := mustNew(t, testConfig(false))
+	b := randomBatch(rand.New(rand.NewPCG(1, 2)), 16, 10, 5, 3, 3, false)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var out ActResult
+	if err := p.Act(b, false, rng, &out); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() { _ = p.Act(b, false, rng, &out) }); n != 0 {
+		t.Errorf("Act allocates %v times per call, want 0", n)
+	}
+}

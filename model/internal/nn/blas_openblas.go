@@ -3,7 +3,9 @@
 package nn
 
 // Built with -tags openblas: gorgonia and the host kernels call OpenBLAS
-// through cgo (Debian: apt-get install libopenblas-dev).
+// through cgo (Debian: apt-get install libopenblas-dev). OpenBLAS keeps its
+// own thread count (all cores, or OPENBLAS_NUM_THREADS), like the PyTorch
+// peer's.
 
 // #cgo LDFLAGS: -lopenblas
 import "C"

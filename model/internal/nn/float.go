@@ -21,12 +21,22 @@ func Dtype(float64s bool) tensor.Dtype {
 // Data returns the backing slice of d as []T. It panics when d holds another
 // element type: that is a programming error inside the model packages, never
 // a consequence of caller input.
+//
+// It reads the typed slice header directly: Dense.Data goes through
+// reflection and allocates on every call.
 func Data[T Float](d *tensor.Dense) []T {
-	s, ok := d.Data().([]T)
-	if !ok {
-		panic(fmt.Sprintf("nn: tensor holds %T, want %T", d.Data(), s))
+	var z T
+	switch any(z).(type) {
+	case float32:
+		if d.Dtype() == tensor.Float32 {
+			return any(d.Float32s()).([]T)
+		}
+	case float64:
+		if d.Dtype() == tensor.Float64 {
+			return any(d.Float64s()).([]T)
+		}
 	}
-	return s
+	panic(fmt.Sprintf("nn: tensor holds %v, want %T", d.Dtype(), z))
 }
 
 // Grow returns s resized to n elements, reusing its storage when it is large

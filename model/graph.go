@@ -17,6 +17,7 @@ import (
 // nodes are bound to the policy's weight tensors.
 type graph struct {
 	b, n    int
+	segs    int // failure-domain rows: batches with at most this many segments
 	train   bool
 	lastUse uint64
 
@@ -48,10 +49,10 @@ type graphValues struct {
 	logp, value, logpA, ratio, loss, policyLoss, valueLoss, entropy G.Value
 }
 
-func (p *Policy) newGraph(b, n int, train bool) (*graph, error) {
+func (p *Policy) newGraph(b, n, segs int, train bool) (*graph, error) {
 	cfg := p.cfg
 	dt := nn.Dtype(cfg.Float64)
-	gr := &graph{b: b, n: n, train: train, g: G.NewGraph(), lay: &nn.Layout{B: b, N: n}}
+	gr := &graph{b: b, n: n, segs: segs, train: train, g: G.NewGraph(), lay: &nn.Layout{B: b, N: n}}
 	g := gr.g
 	input := func(name string, shape ...int) (*tensor.Dense, *G.Node) {
 		d := tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
@@ -61,7 +62,7 @@ func (p *Policy) newGraph(b, n int, train bool) (*graph, error) {
 	gr.nodes, nodesN = input("nodes", b*n, cfg.NodeFeatures+1)
 	gr.pod, podN = input("pod", b, cfg.PodFeatures+1)
 	gr.mask, maskN = input("mask", b, n+1)
-	enc, err := p.enc.Build(g, gnn.Inputs{Nodes: nodesN, Pod: podN, Layout: gr.lay})
+	enc, err := p.enc.Build(g, gnn.Inputs{Nodes: nodesN, Pod: podN, Layout: gr.lay, Segments: segs})
 	if err != nil {
 		return nil, err
 	}
@@ -159,17 +160,33 @@ func (gr *graph) buildLoss(dt tensor.Dtype) error {
 	return err
 }
 
-// graphFor returns the cached training graph for (b, n), building it (and
-// evicting the least recently used graph beyond MaxGraphs) when needed.
-func (p *Policy) graphFor(b, n int) (*graph, error) {
+// segmentCap is the number of failure-domain rows of the graph that runs a
+// batch of rows rows and segs segments: the next power of two, at most rows,
+// so that a trainer's fixed-size minibatches reuse a few graphs.
+func segmentCap(segs, rows int) int {
+	c := 1
+	for c < segs {
+		c *= 2
+	}
+	return max(min(c, rows), segs)
+}
+
+// graphFor returns the cached training graph for b's shape (B, N and the
+// segment capacity of its failure domains), building it (and evicting the
+// least recently used graph beyond MaxGraphs) when needed.
+func (p *Policy) graphFor(b *Batch) (*graph, error) {
+	if err := p.scratch.Set(b.B, b.N, b.NodeValid, b.Domain); err != nil {
+		return nil, err
+	}
+	segs := segmentCap(p.scratch.Segments(), b.B*b.N)
 	p.clock++
 	for _, gr := range p.graphs {
-		if gr.b == b && gr.n == n {
+		if gr.b == b.B && gr.n == b.N && gr.segs == segs {
 			gr.lastUse = p.clock
 			return gr, nil
 		}
 	}
-	gr, err := p.newGraph(b, n, true)
+	gr, err := p.newGraph(b.B, b.N, segs, true)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +249,10 @@ func (p *Policy) graphForward(b *Batch, out *Output) error {
 	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures); err != nil {
 		return err
 	}
-	gr, err := p.newGraph(b.B, b.N, false)
+	if err := p.scratch.Set(b.B, b.N, b.NodeValid, b.Domain); err != nil {
+		return err
+	}
+	gr, err := p.newGraph(b.B, b.N, segmentCap(p.scratch.Segments(), b.B*b.N), false)
 	if err != nil {
 		return err
 	}

@@ -29,10 +29,11 @@ type Policy struct {
 	fwd     Output
 
 	// training
-	graphs []*graph
-	clock  uint64
-	opt    adam
-	meta   map[string]string
+	scratch nn.Layout // the batch's layout, to pick its graph
+	graphs  []*graph
+	clock   uint64
+	opt     adam
+	meta    map[string]string
 }
 
 // worker holds one chunk's host forward-pass state.

@@ -98,7 +98,7 @@ func (p *Policy) lossAndGrad(b *Batch, actions []int, oldLogp, adv, returns, old
 	if len(actions) != b.B {
 		return nil, TrainStats{}, fmt.Errorf("model train: %d actions for B=%d", len(actions), b.B)
 	}
-	gr, err := p.graphFor(b.B, b.N)
+	gr, err := p.graphFor(b)
 	if err != nil {
 		return nil, TrainStats{}, err
 	}

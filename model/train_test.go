@@ -295,3 +295,63 @@ func TestGraphCacheBound(t *testing.T) {
 		}
 	}
 }
+
+// Graphs are keyed by the next power of two of the segment count, capped
+// by the row count (a graph never needs more segment rows than rows).
+func TestSegmentCap(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		segs, rows, want int
+	}{
+		{"no segments", 0, 10, 1},
+		{"one", 1, 10, 1},
+		{"three", 3, 10, 4},
+		{"power of two", 8, 100, 8},
+		{"capped by rows", 9, 10, 10},
+		{"all singletons", 10, 10, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := segmentCap(tc.segs, tc.rows); got != tc.want {
+				t.Errorf("segmentCap(%d, %d) = %d, want %d", tc.segs, tc.rows, got, tc.want)
+			}
+		})
+	}
+}
+
+// A graph built for more segments than a batch has gives the loss that a
+// graph of the batch's own capacity gives.
+func TestSpareSegmentRows(t *testing.T) {
+	p := mustNew(t, testConfig(true))
+	perturb(p, rand.New(rand.NewPCG(5, 5)))
+	few := randomBatch(rand.New(rand.NewPCG(6, 6)), 2, 6, 5, 3, 1, true) // <= 2 domains + singletons
+	many := randomBatch(rand.New(rand.NewPCG(7, 7)), 2, 6, 5, 3, 12, true)
+	lc := LossConfig{ClipCoef: 0.2, VFCoef: 0.5, EntCoef: 0.01, MaxGradNorm: 0.5}
+	zero := []float64{0, 0}
+	loss := func(b *Batch) float64 {
+		st, err := p.TrainStep(b, []int{6, 6}, []float64{-1, -1}, []float64{1, -1}, zero, zero, lc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Loss
+	}
+	want := loss(few)
+	for _, gr := range p.graphs {
+		gr.vm.Close()
+	}
+	p.graphs = nil
+	p.scratch.Set(many.B, many.N, many.NodeValid, many.Domain)
+	big := segmentCap(p.scratch.Segments(), 12)
+	p.scratch.Set(few.B, few.N, few.NodeValid, few.Domain)
+	if small := segmentCap(p.scratch.Segments(), 12); small >= big {
+		t.Fatalf("test batches have capacities %d and %d, want the first smaller", small, big)
+	}
+	gr, err := p.newGraph(2, 6, big, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gr.segs = segmentCap(p.scratch.Segments(), 12) // make graphFor pick it for few
+	p.graphs = []*graph{gr}
+	if got := loss(few); math.Abs(got-want) > 1e-12 {
+		t.Errorf("loss %v through a graph with %d segment rows, %v through its own", got, big, want)
+	}
+}

@@ -4,15 +4,15 @@
 // neighbours, the mean over all valid nodes of its cluster and the pod
 // embedding:
 //
-//	h0[i]   = relu([x[i], 1] E)
-//	p       = relu([pod, 1] P)
-//	a       = h[l] [S_l | M_l]                  (one matmul over all B*N rows)
-//	c       = [mean_valid(h[l]), p, 1] C_l       (one row per cluster)
-//	h[l+1][i] = relu(a[i, :H] + mean_{j in dom(i)} a[j, H:] + c)
+//	h0[i]     = relu([x[i], 1] E)
+//	p         = relu([pod, 1] P)
+//	m[d]      = mean of h[l][j] over the nodes j of failure domain d
+//	c         = [mean_valid(h[l]), p, 1] C_l
+//	h[l+1][i] = relu(h[l][i] S_l + m[dom(i)] M_l + c)
 //
-// The neighbour and global means are linear, so the neighbour weights are
-// applied before the mean (a[., H:]) and the global weights after it, on one
-// row per cluster. No parameter depends on the node count N. Padding rows
+// The neighbour and global means are linear, so their weights multiply one
+// row per failure domain and one per cluster, after the means: only S_l
+// multiplies every node. No parameter depends on the node count N. Padding rows
 // (invalid nodes) have zero weight in every mean, so they never change a
 // valid node's state.
 //

@@ -35,8 +35,9 @@ func (c Config) Validate() error {
 
 // Round holds one message-passing round's weights.
 type Round struct {
-	Mix *nn.Param // H x 2H: [self | neighbour] weights
-	Ctx *nn.Param // (2H+1) x H: [global mean; pod; bias] weights
+	Self *nn.Param // H x H, applied to each node's state
+	Nbr  *nn.Param // H x H, applied to each failure domain's mean state
+	Ctx  *nn.Param // (2H+1) x H: [global mean; pod; bias] weights
 }
 
 // Encoder holds the encoder's weights. Biases are the last row of their
@@ -65,11 +66,12 @@ func New(cfg Config, rng *rand.Rand) (*Encoder, error) {
 	e.Pod.InitOrthogonal(rng, nn.GainHidden, 0, 0, cfg.PodFeatures, h)
 	for l := range cfg.Rounds {
 		r := Round{
-			Mix: nn.NewParam(fmt.Sprintf("gnn.round%d.mix", l), dt, h, 2*h),
-			Ctx: nn.NewParam(fmt.Sprintf("gnn.round%d.ctx", l), dt, 2*h+1, h),
+			Self: nn.NewParam(fmt.Sprintf("gnn.round%d.self", l), dt, h, h),
+			Nbr:  nn.NewParam(fmt.Sprintf("gnn.round%d.nbr", l), dt, h, h),
+			Ctx:  nn.NewParam(fmt.Sprintf("gnn.round%d.ctx", l), dt, 2*h+1, h),
 		}
-		r.Mix.InitOrthogonal(rng, nn.GainHidden, 0, 0, h, h)
-		r.Mix.InitOrthogonal(rng, nn.GainHidden, 0, h, h, h)
+		r.Self.InitOrthogonal(rng, nn.GainHidden, 0, 0, h, h)
+		r.Nbr.InitOrthogonal(rng, nn.GainHidden, 0, 0, h, h)
 		r.Ctx.InitOrthogonal(rng, nn.GainHidden, 0, 0, 2*h, h)
 		e.Round = append(e.Round, r)
 	}
@@ -83,7 +85,7 @@ func (e *Encoder) Config() Config { return e.cfg }
 func (e *Encoder) Params() []*nn.Param {
 	ps := []*nn.Param{e.Embed, e.Pod}
 	for _, r := range e.Round {
-		ps = append(ps, r.Mix, r.Ctx)
+		ps = append(ps, r.Self, r.Nbr, r.Ctx)
 	}
 	return ps
 }
@@ -91,10 +93,12 @@ func (e *Encoder) Params() []*nn.Param {
 // Inputs are the graph nodes the encoder reads. Nodes is the (B*N, D+1)
 // node matrix with a last column of ones, Pod the (B, P+1) pod matrix with a
 // last column of ones; Layout describes the rows and is refilled before
-// every run.
+// every run. Segments is the graph's fixed number of failure-domain rows:
+// every batch run through it must have at most that many segments.
 type Inputs struct {
 	Nodes, Pod *G.Node
 	Layout     *nn.Layout
+	Segments   int
 }
 
 // Outputs are the encoder's graph nodes.
@@ -121,15 +125,16 @@ func (e *Encoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 	h := must(nn.Rectify(must(G.Mul(in.Nodes, embed))))
 	p := must(nn.Rectify(must(G.Mul(in.Pod, pod))))
 	for l := range e.Round {
-		mix, ctx := out.Params[2+2*l], out.Params[3+2*l]
+		self, nbr, ctx := out.Params[2+3*l], out.Params[3+3*l], out.Params[4+3*l]
 		if err != nil {
 			break
 		}
-		a := must(G.Mul(h, mix))
+		// The neighbour weights multiply one row per failure domain, after
+		// the mean: Segments x H x H work instead of B*N x H x H.
+		nb := must(G.Mul(must(nn.SegMeanRows(h, in.Layout, in.Segments)), nbr))
 		gm := must(nn.PoolRows(h, in.Layout, true))
-		cc := must(nn.CatCols(true, gm, p))
-		c := must(G.Mul(cc, ctx))
-		h = must(nn.Rectify(must(nn.AggregateRows(a, c, in.Layout))))
+		c := must(G.Mul(must(nn.CatCols(true, gm, p)), ctx))
+		h = must(nn.Rectify(must(nn.CombineRows(must(G.Mul(h, self)), nb, c, in.Layout))))
 	}
 	if err != nil {
 		return Outputs{}, fmt.Errorf("gnn: building graph: %w", err)
@@ -141,7 +146,7 @@ func (e *Encoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 // Workspace holds the host forward pass's buffers; reuse one across calls
 // to avoid allocation. A Workspace serves one goroutine at a time.
 type Workspace[T nn.Float] struct {
-	h, self, segw, agg, gm, cc, c, p []T
+	h, self, seg, nb, next, gm, cc, c, p []T
 }
 
 // Forward runs the encoder on the host: nodes is the (B*N) x (D+1) matrix
@@ -154,7 +159,10 @@ func Forward[T nn.Float](e *Encoder, ws *Workspace[T], l *nn.Layout, nodes, pod 
 	rows, b := l.Rows(), l.B
 	ws.h = nn.Grow(ws.h, rows*hd)
 	ws.self = nn.Grow(ws.self, rows*hd)
-	ws.agg = nn.Grow(ws.agg, rows*hd)
+	ws.next = nn.Grow(ws.next, rows*hd)
+	ns := l.Segments()
+	ws.seg = nn.Grow(ws.seg, ns*hd)
+	ws.nb = nn.Grow(ws.nb, ns*hd)
 	ws.gm = nn.Grow(ws.gm, b*hd)
 	ws.cc = nn.Grow(ws.cc, b*(2*hd+1))
 	ws.c = nn.Grow(ws.c, b*hd)
@@ -166,20 +174,14 @@ func Forward[T nn.Float](e *Encoder, ws *Workspace[T], l *nn.Layout, nodes, pod 
 	nn.Relu(ws.p)
 	widths := []int{hd, hd, 1}
 	for _, r := range e.Round {
-		// The graph computes h [S|M] and then the segment means of the M
-		// half; here the means come first, so M multiplies one row per
-		// failure domain instead of one per node.
-		mix := nn.Data[T](r.Mix.Value)
-		nn.GemmStrided(rows, hd, hd, ws.h, hd, mix, 2*hd, ws.self, hd, false)
-		seg := nn.SegMeans(l, ws.h, hd, 0, hd)
-		ns := l.Segments()
-		ws.segw = nn.Grow(ws.segw, ns*hd)
-		nn.GemmStrided(ns, hd, hd, seg, hd, mix[hd:], 2*hd, ws.segw, hd, false)
+		nn.Gemm(rows, hd, hd, ws.h, nn.Data[T](r.Self.Value), ws.self, false)
+		nn.SegMeans(l, ws.seg, ws.h, hd)
+		nn.Gemm(ns, hd, hd, ws.seg, nn.Data[T](r.Nbr.Value), ws.nb, false)
 		nn.Pool(l, ws.gm, ws.h, hd, true)
 		nn.ConcatCols(ws.cc, b, [][]T{ws.gm, ws.p, nil}, widths)
 		nn.Gemm(b, hd, 2*hd+1, ws.cc, nn.Data[T](r.Ctx.Value), ws.c, false)
-		nn.Combine(l, ws.agg, ws.self, ws.segw, ws.c, hd)
-		ws.h, ws.agg = ws.agg, ws.h
+		nn.Combine(l, ws.next, ws.self, ws.nb, ws.c, hd, true)
+		ws.h, ws.next = ws.next, ws.h
 	}
 	return ws.h, ws.p
 }

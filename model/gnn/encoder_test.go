@@ -29,13 +29,13 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // Parameter shapes do not depend on N: (D+1)xH, (P+1)xH, then per round
-// Hx2H and (2H+1)xH.
+// HxH (self), HxH (neighbours) and (2H+1)xH (context).
 func TestParamShapes(t *testing.T) {
 	e, err := New(Config{NodeFeatures: 3, PodFeatures: 2, Hidden: 4, Rounds: 2}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]int{{4, 4}, {3, 4}, {4, 8}, {9, 4}, {4, 8}, {9, 4}}
+	want := [][]int{{4, 4}, {3, 4}, {4, 4}, {4, 4}, {9, 4}, {4, 4}, {4, 4}, {9, 4}}
 	ps := e.Params()
 	if len(ps) != len(want) {
 		t.Fatalf("%d params, want %d", len(ps), len(want))

@@ -24,5 +24,5 @@ func Example() {
 	nodes := []float32{0.1, 0.2, 1, 0.3, 0.4, 1, 0, 0, 0} // features, then 1
 	h, p := gnn.Forward(e, &ws, &l, nodes, []float32{0.5, 1})
 	fmt.Println(len(e.Params()), "weight matrices;", len(h), "node-state values;", len(p), "pod-embedding values")
-	// Output: 6 weight matrices; 12 node-state values; 4 pod-embedding values
+	// Output: 8 weight matrices; 12 node-state values; 4 pod-embedding values
 }

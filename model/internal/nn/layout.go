@@ -86,18 +86,6 @@ func (l *Layout) Set(b, n int, valid []bool, domain []int32) error {
 	return nil
 }
 
-func scratch[T Float](l *Layout, n int) []T {
-	var z T
-	switch any(z).(type) {
-	case float32:
-		l.sc32 = Grow(l.sc32, n)
-		return any(l.sc32).([]T)
-	default:
-		l.sc64 = Grow(l.sc64, n)
-		return any(l.sc64).([]T)
-	}
-}
-
 // Pool writes dst (B x h) = the per-sample sum of the rows of src (R x h),
 // each row weighted by PoolW (weighted) or by 1 (every row, padding included).
 func Pool[T Float](l *Layout, dst, src []T, h int, weighted bool) {
@@ -130,57 +118,47 @@ func Spread[T Float](l *Layout, dst, src []T, h int, weighted bool) {
 	}
 }
 
-// SegMeans returns the S x h matrix of the means over each segment of the
-// columns [off, off+h) of src (rows of width stride). It lives in l's
-// scratch space: valid until l's next kernel call.
-func SegMeans[T Float](l *Layout, src []T, stride, off, h int) []T {
-	return segMeans(l, src, stride, off, h)
-}
-
-func segMeans[T Float](l *Layout, src []T, stride, off, h int) []T {
-	m := scratch[T](l, l.Segments()*h)
-	clear(m)
-	for r := range l.Rows() {
-		seg := l.Seg[r]
-		if seg < 0 {
-			continue
-		}
-		axpy(1, src[r*stride+off:r*stride+off+h], m[int(seg)*h:int(seg+1)*h])
-	}
+// SegMeans writes dst (cap x h): row s < Segments() is the mean of the rows
+// of src (R x h) in segment s, and rows from Segments() to cap are zero.
+// cap >= Segments() lets a graph of fixed shape take batches with fewer
+// segments.
+func SegMeans[T Float](l *Layout, dst, src []T, h int) {
+	SegSums(l, dst, src, h)
 	for seg, inv := range l.SegInv {
-		d := m[seg*h : (seg+1)*h]
+		d := dst[seg*h : (seg+1)*h]
 		w := T(inv)
 		for j := range d {
 			d[j] *= w
 		}
 	}
-	return m
 }
 
-// Aggregate writes dst (R x h): for row r of sample b,
-//
-//	dst[r] = a[r, 0:h] + mean over r's segment of a[., h:2h] + c[b]
-//
-// where a is R x 2h and c is B x h; a padding row gets no segment mean.
-// This is one message-passing round's pre-activation: the self term, the
-// failure-domain neighbour term and the per-sample context term.
-func Aggregate[T Float](l *Layout, dst, a, c []T, h int) {
-	m := segMeans(l, a, 2*h, h, h)
+// SegSums is SegMeans without the division by the segment sizes: the
+// adjoint of SegGather.
+func SegSums[T Float](l *Layout, dst, src []T, h int) {
+	clear(dst)
+	for r := range l.Rows() {
+		if seg := l.Seg[r]; seg >= 0 {
+			axpy(1, src[r*h:(r+1)*h], dst[int(seg)*h:int(seg+1)*h])
+		}
+	}
+}
+
+// SegGather writes dst (R x h): row r is row seg(r) of src (cap x h), times
+// 1/|seg(r)| when scaled (the adjoint of SegMeans), or zero for padding.
+func SegGather[T Float](l *Layout, dst, src []T, h int, scaled bool) {
 	for r := range l.Rows() {
 		d := dst[r*h : (r+1)*h]
-		self := a[r*2*h : r*2*h+h]
-		self = self[:len(d)]
-		ctx := c[(r/l.N)*h : (r/l.N+1)*h]
-		ctx = ctx[:len(d)]
-		if seg := l.Seg[r]; seg >= 0 {
-			nb := m[int(seg)*h : int(seg+1)*h]
-			nb = nb[:len(d)]
+		seg := l.Seg[r]
+		if seg < 0 {
+			clear(d)
+			continue
+		}
+		copy(d, src[int(seg)*h:int(seg+1)*h])
+		if scaled {
+			w := T(l.SegInv[seg])
 			for j := range d {
-				d[j] = self[j] + nb[j] + ctx[j]
-			}
-		} else {
-			for j := range d {
-				d[j] = self[j] + ctx[j]
+				d[j] *= w
 			}
 		}
 	}
@@ -188,12 +166,13 @@ func Aggregate[T Float](l *Layout, dst, a, c []T, h int) {
 
 // Combine writes dst (R x h): for row r of sample b,
 //
-//	dst[r] = relu(self[r] + seg[segment of r] + c[b])
+//	dst[r] = self[r] + nb[seg(r)] + c[b]
 //
-// (no seg term for padding rows). It is Aggregate with the neighbour
-// weights applied after the segment mean: the host pass multiplies the S
-// segment means by the neighbour weights, S x h x h work instead of R x h x h.
-func Combine[T Float](l *Layout, dst, self, seg, c []T, h int) {
+// with no nb term for padding rows; self is R x h, nb cap x h (one row per
+// failure-domain segment), c is B x h. It is a message-passing round's
+// pre-activation: the self term, the neighbour term and the per-cluster
+// context term. With relu set, dst is its ReLU (the host pass fuses them).
+func Combine[T Float](l *Layout, dst, self, nb, c []T, h int, relu bool) {
 	for r := range l.Rows() {
 		d := dst[r*h : (r+1)*h]
 		sf := self[r*h : (r+1)*h]
@@ -201,33 +180,18 @@ func Combine[T Float](l *Layout, dst, self, seg, c []T, h int) {
 		ctx := c[(r/l.N)*h : (r/l.N+1)*h]
 		ctx = ctx[:len(d)]
 		if s := l.Seg[r]; s >= 0 {
-			nb := seg[int(s)*h : int(s+1)*h]
-			nb = nb[:len(d)]
+			n := nb[int(s)*h : int(s+1)*h]
+			n = n[:len(d)]
 			for j := range d {
-				d[j] = sf[j] + nb[j] + ctx[j]
+				d[j] = sf[j] + n[j] + ctx[j]
 			}
 		} else {
 			for j := range d {
 				d[j] = sf[j] + ctx[j]
 			}
 		}
-		Relu(d)
-	}
-}
-
-// AggregateGrad writes dst (R x 2h), the gradient of Aggregate's output with
-// respect to a given the output's gradient g (R x h): dst[r, 0:h] = g[r] and
-// dst[r, h:2h] = mean of g over r's segment (0 for padding). The neighbour
-// mean's matrix is symmetric, so its adjoint is itself.
-func AggregateGrad[T Float](l *Layout, dst, g []T, h int) {
-	m := segMeans(l, g, h, 0, h)
-	for r := range l.Rows() {
-		copy(dst[r*2*h:r*2*h+h], g[r*h:(r+1)*h])
-		nb := dst[r*2*h+h : (r+1)*2*h]
-		if seg := l.Seg[r]; seg >= 0 {
-			copy(nb, m[int(seg)*h:int(seg+1)*h])
-		} else {
-			clear(nb)
+		if relu {
+			Relu(d)
 		}
 	}
 }

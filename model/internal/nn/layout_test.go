@@ -53,17 +53,38 @@ func TestKernelsKnownAnswers(t *testing.T) {
 	if want := []float64{10, 26}; !slices.Equal(pool, want) {
 		t.Errorf("Pool = %v, want %v", pool, want)
 	}
-	// Aggregate with a = [self | neighbour] where self = x, neighbour = 10x,
-	// c = (100, 200): rows 0,1 mean(10,20)=15; row 2 alone 30; row 3
-	// padding, no neighbour term; rows 4-7 mean(50..80)=65.
-	a := make([]float64, 16)
-	for r := range 8 {
-		a[2*r], a[2*r+1] = x[r], 10*x[r]
+	// Segment means (cap 4, one spare row): (1+2)/2 = 1.5, 3, (5+6+7+8)/4
+	// = 6.5, 0; sums 3, 3, 26, 0.
+	seg := make([]float64, 4)
+	SegMeans(&l, seg, x, 1)
+	if want := []float64{1.5, 3, 6.5, 0}; !slices.Equal(seg, want) {
+		t.Errorf("SegMeans = %v, want %v", seg, want)
 	}
-	agg := make([]float64, 8)
-	Aggregate(&l, agg, a, []float64{100, 200}, 1)
-	if want := []float64{116, 117, 133, 104, 270, 271, 272, 273}; !slices.Equal(agg, want) {
-		t.Errorf("Aggregate = %v, want %v", agg, want)
+	SegSums(&l, seg, x, 1)
+	if want := []float64{3, 3, 26, 0}; !slices.Equal(seg, want) {
+		t.Errorf("SegSums = %v, want %v", seg, want)
+	}
+	// Gather back (10, 20, 30, 40): rows 0,1 segment 0, row 2 segment 1,
+	// row 3 padding, rows 4-7 segment 2; scaled by 1/2, 1, 1/4.
+	gath := make([]float64, 8)
+	SegGather(&l, gath, []float64{10, 20, 30, 40}, 1, false)
+	if want := []float64{10, 10, 20, 0, 30, 30, 30, 30}; !slices.Equal(gath, want) {
+		t.Errorf("SegGather = %v, want %v", gath, want)
+	}
+	SegGather(&l, gath, []float64{10, 20, 30, 40}, 1, true)
+	if want := []float64{5, 5, 20, 0, 7.5, 7.5, 7.5, 7.5}; !slices.Equal(gath, want) {
+		t.Errorf("scaled SegGather = %v, want %v", gath, want)
+	}
+	// Combine self = x, nb = (100, 200, 300, -), c = (1000, -1000) with
+	// and without ReLU: row 3 (padding) gets no nb term.
+	comb := make([]float64, 8)
+	Combine(&l, comb, x, []float64{100, 200, 300, 0}, []float64{1000, -1000}, 1, false)
+	if want := []float64{1101, 1102, 1203, 1004, -695, -694, -693, -692}; !slices.Equal(comb, want) {
+		t.Errorf("Combine = %v, want %v", comb, want)
+	}
+	Combine(&l, comb, x, []float64{100, 200, 300, 0}, []float64{1000, -1000}, 1, true)
+	if want := []float64{1101, 1102, 1203, 1004, 0, 0, 0, 0}; !slices.Equal(comb, want) {
+		t.Errorf("Combine with ReLU = %v, want %v", comb, want)
 	}
 	// RowDot with q = (2, -1): 2x for sample 0, -x for sample 1.
 	dots := make([]float64, 8)
@@ -162,7 +183,8 @@ func TestOpGradients(t *testing.T) {
 		{"PoolRows", [][]int{{8, h}}, func(in []*G.Node) (*G.Node, error) { return PoolRows(in[0], &l, false) }},
 		{"SpreadRows weighted", [][]int{{2, h}}, func(in []*G.Node) (*G.Node, error) { return SpreadRows(in[0], &l, true) }},
 		{"SpreadRows", [][]int{{2, h}}, func(in []*G.Node) (*G.Node, error) { return SpreadRows(in[0], &l, false) }},
-		{"AggregateRows", [][]int{{8, 2 * h}, {2, h}}, func(in []*G.Node) (*G.Node, error) { return AggregateRows(in[0], in[1], &l) }},
+		{"SegMeanRows", [][]int{{8, h}}, func(in []*G.Node) (*G.Node, error) { return SegMeanRows(in[0], &l, 6) }},
+		{"CombineRows", [][]int{{8, h}, {6, h}, {2, h}}, func(in []*G.Node) (*G.Node, error) { return CombineRows(in[0], in[1], in[2], &l) }},
 		{"RowDots", [][]int{{8, h}, {2, h}}, func(in []*G.Node) (*G.Node, error) { return RowDots(in[0], in[1], &l) }},
 		{"CatCols with ones", [][]int{{2, h}, {2, 2}}, func(in []*G.Node) (*G.Node, error) { return CatCols(true, in[0], in[1]) }},
 		{"CatCols", [][]int{{2, 1}, {2, h}}, func(in []*G.Node) (*G.Node, error) { return CatCols(false, in[0], in[1]) }},

@@ -32,9 +32,21 @@ func SpreadRows(x *G.Node, l *Layout, weighted bool) (*G.Node, error) {
 	return G.ApplyOp(spreadOp(l, weighted), x)
 }
 
-// AggregateRows returns the node (R, h) of Aggregate(a (R, 2h), c (B, h)).
-func AggregateRows(a, c *G.Node, l *Layout) (*G.Node, error) {
-	return G.ApplyOp(aggOp(l), a, c)
+// SegMeanRows returns the node (cap, h) of SegMeans(x (R, h)): one row per
+// failure-domain segment, zero rows beyond l.Segments(). cap is fixed when
+// the graph is built; every batch run through it must have at most cap
+// segments.
+func SegMeanRows(x *G.Node, l *Layout, cap int) (*G.Node, error) {
+	return G.ApplyOp(segOp(l, cap, true), x)
+}
+
+// CombineRows returns the node (R, h) of Combine(self (R, h), nb (cap, h),
+// c (B, h)) without the ReLU.
+func CombineRows(self, nb, c *G.Node, l *Layout) (*G.Node, error) {
+	if len(nb.Shape()) != 2 {
+		return nil, fmt.Errorf("combine: neighbour term has shape %v, want a matrix", nb.Shape())
+	}
+	return G.ApplyOp(combineOp(l, nb.Shape()[0]), self, nb, c)
 }
 
 // RowDots returns the node (B, N) of RowDot(x (R, h), q (B, h)).
@@ -235,34 +247,69 @@ func spreadOp(l *Layout, weighted bool) *kernelOp {
 	return op
 }
 
-func aggOp(l *Layout) *kernelOp {
-	op := &kernelOp{name: fmt.Sprintf("AggregateRows{%p}", l), arity: 2}
+// segOp: (R, h) -> (cap, h), per-segment means (mean) or sums; the
+// adjoint of segGatherOp with the same scaling.
+func segOp(l *Layout, cap int, mean bool) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("SegRows{%p,%d,%t}", l, cap, mean), arity: 1}
 	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
-		if in[0][0] != l.Rows() || in[1][0] != l.B || in[0][1] != 2*in[1][1] {
-			return nil, fmt.Errorf("%s: shapes %v, %v with layout %dx%d", op.name, in[0], in[1], l.B, l.N)
+		if l.Segments() > cap {
+			return nil, fmt.Errorf("%s: %d segments", op.name, l.Segments())
 		}
-		return tensor.Shape{l.Rows(), in[1][1]}, nil
+		return tensor.Shape{cap, in[0][1]}, wantRows(op.name, in[0], l.Rows())
 	}
-	op.do32 = func(dst []float32, in [][]float32) { Aggregate(l, dst, in[0], in[1], len(in[1])/l.B) }
-	op.do64 = func(dst []float64, in [][]float64) { Aggregate(l, dst, in[0], in[1], len(in[1])/l.B) }
+	op.do32 = func(dst []float32, in [][]float32) { segKernel(l, dst, in[0], len(dst)/cap, mean) }
+	op.do64 = func(dst []float64, in [][]float64) { segKernel(l, dst, in[0], len(dst)/cap, mean) }
 	op.diff = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
-		da, err := G.ApplyOp(aggGradOp(l), grad)
-		if err != nil {
-			return nil, err
-		}
-		dc, err := PoolRows(grad, l, false)
-		return G.Nodes{da, dc}, err
+		d, err := G.ApplyOp(segGatherOp(l, cap, mean), grad)
+		return G.Nodes{d}, err
 	}
 	return op
 }
 
-func aggGradOp(l *Layout) *kernelOp {
-	op := &kernelOp{name: fmt.Sprintf("AggregateRowsGrad{%p}", l), arity: 1}
-	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
-		return tensor.Shape{l.Rows(), 2 * in[0][1]}, wantRows(op.name, in[0], l.Rows())
+func segKernel[T Float](l *Layout, dst, src []T, h int, mean bool) {
+	if mean {
+		SegMeans(l, dst, src, h)
+	} else {
+		SegSums(l, dst, src, h)
 	}
-	op.do32 = func(dst []float32, in [][]float32) { AggregateGrad(l, dst, in[0], len(in[0])/l.Rows()) }
-	op.do64 = func(dst []float64, in [][]float64) { AggregateGrad(l, dst, in[0], len(in[0])/l.Rows()) }
+}
+
+// segGatherOp: (cap, h) -> (R, h), row r = row seg(r), scaled by
+// 1/|seg(r)| or not; the adjoint of segOp.
+func segGatherOp(l *Layout, cap int, scaled bool) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("SegGather{%p,%d,%t}", l, cap, scaled), arity: 1}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{l.Rows(), in[0][1]}, wantRows(op.name, in[0], cap)
+	}
+	op.do32 = func(dst []float32, in [][]float32) { SegGather(l, dst, in[0], len(in[0])/cap, scaled) }
+	op.do64 = func(dst []float64, in [][]float64) { SegGather(l, dst, in[0], len(in[0])/cap, scaled) }
+	op.diff = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		d, err := G.ApplyOp(segOp(l, cap, scaled), grad)
+		return G.Nodes{d}, err
+	}
+	return op
+}
+
+// combineOp: self (R, h), nb (cap, h), c (B, h) -> (R, h), see Combine.
+func combineOp(l *Layout, cap int) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("CombineRows{%p,%d}", l, cap), arity: 3}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		h := in[0][1]
+		if in[0][0] != l.Rows() || in[1][0] != cap || in[2][0] != l.B || in[1][1] != h || in[2][1] != h {
+			return nil, fmt.Errorf("%s: shapes %v, %v, %v with layout %dx%d", op.name, in[0], in[1], in[2], l.B, l.N)
+		}
+		return tensor.Shape{l.Rows(), h}, nil
+	}
+	op.do32 = func(dst []float32, in [][]float32) { Combine(l, dst, in[0], in[1], in[2], len(in[2])/l.B, false) }
+	op.do64 = func(dst []float64, in [][]float64) { Combine(l, dst, in[0], in[1], in[2], len(in[2])/l.B, false) }
+	op.diff = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		dnb, err := G.ApplyOp(segOp(l, cap, false), grad)
+		if err != nil {
+			return nil, err
+		}
+		dc, err := PoolRows(grad, l, false)
+		return G.Nodes{grad, dnb, dc}, err
+	}
 	return op
 }
 

@@ -7,8 +7,9 @@ import (
 )
 
 // The benchmark sizes: D=8 node features, P=4 pod features, H=64,
-// L=2 rounds. Every node is valid and allowed, in 3 failure domains, as in
-// the PyTorch peer (../shared/bench/torch_ref.py), which has no domains.
+// L=2 rounds. Every node is valid and allowed, as in the PyTorch peer
+// (../shared/bench/torch_ref.py); the nodes of each cluster are spread over
+// 3 failure domains (zones), which the peer does not model.
 func benchPolicy(b *testing.B) *Policy {
 	p, err := New(Config{NodeFeatures: 8, PodFeatures: 4, Hidden: 64, Rounds: 2, Seed: 1})
 	if err != nil {
@@ -22,6 +23,9 @@ func benchBatch(bs, n int) *Batch {
 	bt := randomBatch(rng, bs, n, 8, 4, 3, true)
 	for i := range bt.Mask {
 		bt.Mask[i] = true
+	}
+	for i := range bt.Domain {
+		bt.Domain[i] = int32(i % 3)
 	}
 	return bt
 }

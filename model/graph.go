@@ -18,7 +18,6 @@ import (
 type graph struct {
 	b, n    int
 	segs    int // failure-domain rows: batches with at most this many segments
-	train   bool
 	lastUse uint64
 
 	g   *G.ExprGraph
@@ -52,7 +51,7 @@ type graphValues struct {
 func (p *Policy) newGraph(b, n, segs int, train bool) (*graph, error) {
 	cfg := p.cfg
 	dt := nn.Dtype(cfg.Float64)
-	gr := &graph{b: b, n: n, segs: segs, train: train, g: G.NewGraph(), lay: &nn.Layout{B: b, N: n}}
+	gr := &graph{b: b, n: n, segs: segs, g: G.NewGraph(), lay: &nn.Layout{B: b, N: n}}
 	g := gr.g
 	input := func(name string, shape ...int) (*tensor.Dense, *G.Node) {
 		d := tensor.New(tensor.Of(dt), tensor.WithShape(shape...))

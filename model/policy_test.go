@@ -203,13 +203,13 @@ func TestPaddingInvarianceOfGradients(t *testing.T) {
 	}
 }
 
-// One set of weights serves clusters of 3, 10 and 500 nodes, acting and
+// One set of weights serves clusters of 1, 3, 10 and 500 nodes, acting and
 // training: log-probabilities are finite for allowed actions and sum to 1.
 func TestOneWeightsManySizes(t *testing.T) {
 	p := mustNew(t, Config{NodeFeatures: 5, PodFeatures: 3, Seed: 5})
 	rng := rand.New(rand.NewPCG(51, 52))
 	lc := LossConfig{ClipCoef: 0.2, VFCoef: 0.5, EntCoef: 0.01, MaxGradNorm: 0.5, LearningRate: 1e-3}
-	for _, n := range []int{3, 10, 500} {
+	for _, n := range []int{1, 3, 10, 500} {
 		b := randomBatch(rng, 4, n, 5, 3, 4, true)
 		out := mustForward(t, p, b)
 		for s := range b.B {

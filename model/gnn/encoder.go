@@ -129,12 +129,14 @@ func (e *Encoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 		if err != nil {
 			break
 		}
-		// The neighbour weights multiply one row per failure domain, after
-		// the mean: Segments x H x H work instead of B*N x H x H.
-		nb := must(G.Mul(must(nn.SegMeanRows(h, in.Layout, in.Segments)), nbr))
-		gm := must(nn.PoolRows(h, in.Layout, true))
+		// The neighbour and context weights multiply one row per failure
+		// domain and one per cluster, after the means; the cluster mean is
+		// taken from the domain means. Only Self multiplies every node.
+		seg := must(nn.SegMeanRows(h, in.Layout, in.Segments))
+		gm := must(nn.SegPoolRows(seg, in.Layout, true))
 		c := must(G.Mul(must(nn.CatCols(true, gm, p)), ctx))
-		h = must(nn.Rectify(must(nn.CombineRows(must(G.Mul(h, self)), nb, c, in.Layout))))
+		nb := must(G.Add(must(G.Mul(seg, nbr)), must(nn.SegSpreadRows(c, in.Layout, in.Segments, false))))
+		h = must(nn.Rectify(must(nn.CombineRows(must(G.Mul(h, self)), nb, in.Layout))))
 	}
 	if err != nil {
 		return Outputs{}, fmt.Errorf("gnn: building graph: %w", err)
@@ -176,11 +178,12 @@ func Forward[T nn.Float](e *Encoder, ws *Workspace[T], l *nn.Layout, nodes, pod 
 	for _, r := range e.Round {
 		nn.Gemm(rows, hd, hd, ws.h, nn.Data[T](r.Self.Value), ws.self, false)
 		nn.SegMeans(l, ws.seg, ws.h, hd)
-		nn.Gemm(ns, hd, hd, ws.seg, nn.Data[T](r.Nbr.Value), ws.nb, false)
-		nn.Pool(l, ws.gm, ws.h, hd, true)
+		nn.SegPool(l, ws.gm, ws.seg, hd, true)
 		nn.ConcatCols(ws.cc, b, [][]T{ws.gm, ws.p, nil}, widths)
 		nn.Gemm(b, hd, 2*hd+1, ws.cc, nn.Data[T](r.Ctx.Value), ws.c, false)
-		nn.Combine(l, ws.next, ws.self, ws.nb, ws.c, hd, true)
+		nn.SegSpread(l, ws.nb, ws.c, hd, false)
+		nn.Gemm(ns, hd, hd, ws.seg, nn.Data[T](r.Nbr.Value), ws.nb, true)
+		nn.Combine(l, ws.next, ws.self, ws.nb, hd, true)
 		ws.h, ws.next = ws.next, ws.h
 	}
 	return ws.h, ws.p

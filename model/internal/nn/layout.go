@@ -17,11 +17,15 @@ type Layout struct {
 	Seg []int32
 	// SegInv[s] is 1/|segment s|.
 	SegInv []float64
+	// SegSample[s] is the sample segment s belongs to.
+	SegSample []int32
+	// SegPoolW[s] is |segment s| / n_b for its sample b: the per-sample mean
+	// over valid rows is the SegPoolW-weighted sum of the segment means.
+	SegPoolW []float64
 
-	ids  map[int32]int32 // domain id -> segment, one sample at a time
-	cnt  []int32
-	sc32 []float32
-	sc64 []float64
+	ids map[int32]int32 // domain id -> segment, one sample at a time
+	cnt []int32         // rows per segment
+	nv  []int32         // valid rows per sample
 }
 
 // Rows is the number of rows B*N.
@@ -43,7 +47,10 @@ func (l *Layout) Set(b, n int, valid []bool, domain []int32) error {
 	l.PoolW = Grow(l.PoolW, r)
 	l.Seg = Grow(l.Seg, r)
 	l.SegInv = l.SegInv[:0]
+	l.SegSample = l.SegSample[:0]
+	l.SegPoolW = l.SegPoolW[:0]
 	l.cnt = l.cnt[:0]
+	l.nv = l.nv[:0]
 	if l.ids == nil {
 		l.ids = make(map[int32]int32)
 	}
@@ -61,6 +68,7 @@ func (l *Layout) Set(b, n int, valid []bool, domain []int32) error {
 			if d < 0 || !ok {
 				seg = int32(len(l.cnt))
 				l.cnt = append(l.cnt, 0)
+				l.SegSample = append(l.SegSample, int32(s))
 				if d >= 0 {
 					l.ids[d] = seg
 				}
@@ -68,6 +76,7 @@ func (l *Layout) Set(b, n int, valid []bool, domain []int32) error {
 			l.Seg[i] = seg
 			l.cnt[seg]++
 		}
+		l.nv = append(l.nv, int32(nv))
 		w := 0.0
 		if nv > 0 {
 			w = 1 / float64(nv)
@@ -80,8 +89,9 @@ func (l *Layout) Set(b, n int, valid []bool, domain []int32) error {
 			}
 		}
 	}
-	for _, c := range l.cnt {
+	for seg, c := range l.cnt {
 		l.SegInv = append(l.SegInv, 1/float64(c))
+		l.SegPoolW = append(l.SegPoolW, float64(c)/float64(l.nv[l.SegSample[seg]]))
 	}
 	return nil
 }
@@ -164,35 +174,55 @@ func SegGather[T Float](l *Layout, dst, src []T, h int, scaled bool) {
 	}
 }
 
-// Combine writes dst (R x h): for row r of sample b,
-//
-//	dst[r] = self[r] + nb[seg(r)] + c[b]
-//
-// with no nb term for padding rows; self is R x h, nb cap x h (one row per
-// failure-domain segment), c is B x h. It is a message-passing round's
-// pre-activation: the self term, the neighbour term and the per-cluster
-// context term. With relu set, dst is its ReLU (the host pass fuses them).
-func Combine[T Float](l *Layout, dst, self, nb, c []T, h int, relu bool) {
+// Combine writes dst (R x h): dst[r] = self[r] + nb[seg(r)], or self[r]
+// for a padding row, with self R x h and nb cap x h (one row per
+// failure-domain segment: the neighbour and context terms of a message-
+// passing round). With relu set, dst is its ReLU (the host pass fuses them).
+func Combine[T Float](l *Layout, dst, self, nb []T, h int, relu bool) {
 	for r := range l.Rows() {
 		d := dst[r*h : (r+1)*h]
 		sf := self[r*h : (r+1)*h]
 		sf = sf[:len(d)]
-		ctx := c[(r/l.N)*h : (r/l.N+1)*h]
-		ctx = ctx[:len(d)]
 		if s := l.Seg[r]; s >= 0 {
 			n := nb[int(s)*h : int(s+1)*h]
 			n = n[:len(d)]
 			for j := range d {
-				d[j] = sf[j] + n[j] + ctx[j]
+				d[j] = sf[j] + n[j]
 			}
 		} else {
-			for j := range d {
-				d[j] = sf[j] + ctx[j]
-			}
+			copy(d, sf)
 		}
 		if relu {
 			Relu(d)
 		}
+	}
+}
+
+// SegPool writes dst (B x h): row b is the sum over b's segments s of rows
+// src[s] (src is cap x h), weighted by SegPoolW (weighted: the mean over the
+// sample's valid rows when src holds segment means) or by 1.
+func SegPool[T Float](l *Layout, dst, src []T, h int, weighted bool) {
+	clear(dst[:l.B*h])
+	for s, b := range l.SegSample {
+		w := T(1)
+		if weighted {
+			w = T(l.SegPoolW[s])
+		}
+		axpy(w, src[s*h:(s+1)*h], dst[int(b)*h:int(b+1)*h])
+	}
+}
+
+// SegSpread writes dst (cap x h): row s < Segments() is row sample(s) of
+// src (B x h), times SegPoolW[s] (weighted) or 1; later rows are zero. It is
+// the adjoint of SegPool.
+func SegSpread[T Float](l *Layout, dst, src []T, h int, weighted bool) {
+	clear(dst)
+	for s, b := range l.SegSample {
+		w := T(1)
+		if weighted {
+			w = T(l.SegPoolW[s])
+		}
+		axpy(w, src[int(b)*h:int(b+1)*h], dst[s*h:(s+1)*h])
 	}
 }
 

@@ -75,16 +75,38 @@ func TestKernelsKnownAnswers(t *testing.T) {
 	if want := []float64{5, 5, 20, 0, 7.5, 7.5, 7.5, 7.5}; !slices.Equal(gath, want) {
 		t.Errorf("scaled SegGather = %v, want %v", gath, want)
 	}
-	// Combine self = x, nb = (100, 200, 300, -), c = (1000, -1000) with
-	// and without ReLU: row 3 (padding) gets no nb term.
+	// Combine self = x, nb = (100, -200, -300, -) with and without ReLU:
+	// row 3 (padding) gets no nb term.
 	comb := make([]float64, 8)
-	Combine(&l, comb, x, []float64{100, 200, 300, 0}, []float64{1000, -1000}, 1, false)
-	if want := []float64{1101, 1102, 1203, 1004, -695, -694, -693, -692}; !slices.Equal(comb, want) {
+	Combine(&l, comb, x, []float64{100, -200, -300, 0}, 1, false)
+	if want := []float64{101, 102, -197, 4, -295, -294, -293, -292}; !slices.Equal(comb, want) {
 		t.Errorf("Combine = %v, want %v", comb, want)
 	}
-	Combine(&l, comb, x, []float64{100, 200, 300, 0}, []float64{1000, -1000}, 1, true)
-	if want := []float64{1101, 1102, 1203, 1004, 0, 0, 0, 0}; !slices.Equal(comb, want) {
+	Combine(&l, comb, x, []float64{100, -200, -300, 0}, 1, true)
+	if want := []float64{101, 102, 0, 4, 0, 0, 0, 0}; !slices.Equal(comb, want) {
 		t.Errorf("Combine with ReLU = %v, want %v", comb, want)
+	}
+	// Segments 0, 1 belong to sample 0 (sizes 2, 1 of 3 valid rows: weights
+	// 2/3, 1/3), segment 2 to sample 1 (4 of 4: weight 1). Pooling the
+	// segment means (1.5, 3, 6.5) gives the valid means 2 and 6.5 again.
+	if want := []int32{0, 0, 1}; !slices.Equal(l.SegSample, want) {
+		t.Errorf("SegSample = %v, want %v", l.SegSample, want)
+	}
+	if want := []float64{2. / 3, 1. / 3, 1}; !slices.Equal(l.SegPoolW, want) {
+		t.Errorf("SegPoolW = %v, want %v", l.SegPoolW, want)
+	}
+	SegPool(&l, pool, []float64{1.5, 3, 6.5, 99}, 1, true)
+	if want := []float64{2, 6.5}; math.Abs(pool[0]-2) > 1e-15 || pool[1] != 6.5 {
+		t.Errorf("weighted SegPool = %v, want %v", pool, want)
+	}
+	SegPool(&l, pool, []float64{1, 2, 3, 99}, 1, false)
+	if want := []float64{3, 3}; !slices.Equal(pool, want) {
+		t.Errorf("SegPool = %v, want %v", pool, want)
+	}
+	spread := make([]float64, 4)
+	SegSpread(&l, spread, []float64{6, 9}, 1, true)
+	if want := []float64{4, 2, 9, 0}; !slices.Equal(spread, want) {
+		t.Errorf("weighted SegSpread = %v, want %v", spread, want)
 	}
 	// RowDot with q = (2, -1): 2x for sample 0, -x for sample 1.
 	dots := make([]float64, 8)
@@ -184,7 +206,10 @@ func TestOpGradients(t *testing.T) {
 		{"SpreadRows weighted", [][]int{{2, h}}, func(in []*G.Node) (*G.Node, error) { return SpreadRows(in[0], &l, true) }},
 		{"SpreadRows", [][]int{{2, h}}, func(in []*G.Node) (*G.Node, error) { return SpreadRows(in[0], &l, false) }},
 		{"SegMeanRows", [][]int{{8, h}}, func(in []*G.Node) (*G.Node, error) { return SegMeanRows(in[0], &l, 6) }},
-		{"CombineRows", [][]int{{8, h}, {6, h}, {2, h}}, func(in []*G.Node) (*G.Node, error) { return CombineRows(in[0], in[1], in[2], &l) }},
+		{"CombineRows", [][]int{{8, h}, {6, h}}, func(in []*G.Node) (*G.Node, error) { return CombineRows(in[0], in[1], &l) }},
+		{"SegPoolRows weighted", [][]int{{6, h}}, func(in []*G.Node) (*G.Node, error) { return SegPoolRows(in[0], &l, true) }},
+		{"SegPoolRows", [][]int{{6, h}}, func(in []*G.Node) (*G.Node, error) { return SegPoolRows(in[0], &l, false) }},
+		{"SegSpreadRows weighted", [][]int{{2, h}}, func(in []*G.Node) (*G.Node, error) { return SegSpreadRows(in[0], &l, 6, true) }},
 		{"RowDots", [][]int{{8, h}, {2, h}}, func(in []*G.Node) (*G.Node, error) { return RowDots(in[0], in[1], &l) }},
 		{"CatCols with ones", [][]int{{2, h}, {2, 2}}, func(in []*G.Node) (*G.Node, error) { return CatCols(true, in[0], in[1]) }},
 		{"CatCols", [][]int{{2, 1}, {2, h}}, func(in []*G.Node) (*G.Node, error) { return CatCols(false, in[0], in[1]) }},

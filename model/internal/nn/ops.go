@@ -40,13 +40,26 @@ func SegMeanRows(x *G.Node, l *Layout, cap int) (*G.Node, error) {
 	return G.ApplyOp(segOp(l, cap, true), x)
 }
 
-// CombineRows returns the node (R, h) of Combine(self (R, h), nb (cap, h),
-// c (B, h)) without the ReLU.
-func CombineRows(self, nb, c *G.Node, l *Layout) (*G.Node, error) {
+// CombineRows returns the node (R, h) of Combine(self (R, h), nb (cap, h))
+// without the ReLU.
+func CombineRows(self, nb *G.Node, l *Layout) (*G.Node, error) {
 	if len(nb.Shape()) != 2 {
 		return nil, fmt.Errorf("combine: neighbour term has shape %v, want a matrix", nb.Shape())
 	}
-	return G.ApplyOp(combineOp(l, nb.Shape()[0]), self, nb, c)
+	return G.ApplyOp(combineOp(l, nb.Shape()[0]), self, nb)
+}
+
+// SegPoolRows returns the node (B, h) of SegPool(x (cap, h)).
+func SegPoolRows(x *G.Node, l *Layout, weighted bool) (*G.Node, error) {
+	if len(x.Shape()) != 2 {
+		return nil, fmt.Errorf("segment pool: input has shape %v, want a matrix", x.Shape())
+	}
+	return G.ApplyOp(segPoolOp(l, x.Shape()[0], weighted), x)
+}
+
+// SegSpreadRows returns the node (cap, h) of SegSpread(x (B, h)).
+func SegSpreadRows(x *G.Node, l *Layout, cap int, weighted bool) (*G.Node, error) {
+	return G.ApplyOp(segSpreadOp(l, cap, weighted), x)
 }
 
 // RowDots returns the node (B, N) of RowDot(x (R, h), q (B, h)).
@@ -290,25 +303,50 @@ func segGatherOp(l *Layout, cap int, scaled bool) *kernelOp {
 	return op
 }
 
-// combineOp: self (R, h), nb (cap, h), c (B, h) -> (R, h), see Combine.
+// combineOp: self (R, h), nb (cap, h) -> (R, h), see Combine.
 func combineOp(l *Layout, cap int) *kernelOp {
-	op := &kernelOp{name: fmt.Sprintf("CombineRows{%p,%d}", l, cap), arity: 3}
+	op := &kernelOp{name: fmt.Sprintf("CombineRows{%p,%d}", l, cap), arity: 2}
 	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
-		h := in[0][1]
-		if in[0][0] != l.Rows() || in[1][0] != cap || in[2][0] != l.B || in[1][1] != h || in[2][1] != h {
-			return nil, fmt.Errorf("%s: shapes %v, %v, %v with layout %dx%d", op.name, in[0], in[1], in[2], l.B, l.N)
+		if in[0][0] != l.Rows() || in[1][0] != cap || in[1][1] != in[0][1] {
+			return nil, fmt.Errorf("%s: shapes %v, %v with layout %dx%d", op.name, in[0], in[1], l.B, l.N)
 		}
-		return tensor.Shape{l.Rows(), h}, nil
+		return tensor.Shape{l.Rows(), in[0][1]}, nil
 	}
-	op.do32 = func(dst []float32, in [][]float32) { Combine(l, dst, in[0], in[1], in[2], len(in[2])/l.B, false) }
-	op.do64 = func(dst []float64, in [][]float64) { Combine(l, dst, in[0], in[1], in[2], len(in[2])/l.B, false) }
+	op.do32 = func(dst []float32, in [][]float32) { Combine(l, dst, in[0], in[1], len(in[1])/cap, false) }
+	op.do64 = func(dst []float64, in [][]float64) { Combine(l, dst, in[0], in[1], len(in[1])/cap, false) }
 	op.diff = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 		dnb, err := G.ApplyOp(segOp(l, cap, false), grad)
-		if err != nil {
-			return nil, err
-		}
-		dc, err := PoolRows(grad, l, false)
-		return G.Nodes{grad, dnb, dc}, err
+		return G.Nodes{grad, dnb}, err
+	}
+	return op
+}
+
+// segPoolOp: (cap, h) -> (B, h), see SegPool; the adjoint of segSpreadOp.
+func segPoolOp(l *Layout, cap int, weighted bool) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("SegPool{%p,%d,%t}", l, cap, weighted), arity: 1}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{l.B, in[0][1]}, wantRows(op.name, in[0], cap)
+	}
+	op.do32 = func(dst []float32, in [][]float32) { SegPool(l, dst, in[0], len(in[0])/cap, weighted) }
+	op.do64 = func(dst []float64, in [][]float64) { SegPool(l, dst, in[0], len(in[0])/cap, weighted) }
+	op.diff = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		d, err := G.ApplyOp(segSpreadOp(l, cap, weighted), grad)
+		return G.Nodes{d}, err
+	}
+	return op
+}
+
+// segSpreadOp: (B, h) -> (cap, h), see SegSpread; the adjoint of segPoolOp.
+func segSpreadOp(l *Layout, cap int, weighted bool) *kernelOp {
+	op := &kernelOp{name: fmt.Sprintf("SegSpread{%p,%d,%t}", l, cap, weighted), arity: 1}
+	op.shape = func(in []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{cap, in[0][1]}, wantRows(op.name, in[0], l.B)
+	}
+	op.do32 = func(dst []float32, in [][]float32) { SegSpread(l, dst, in[0], len(in[0])/l.B, weighted) }
+	op.do64 = func(dst []float64, in [][]float64) { SegSpread(l, dst, in[0], len(in[0])/l.B, weighted) }
+	op.diff = func(_ G.Nodes, _, grad *G.Node) (G.Nodes, error) {
+		d, err := G.ApplyOp(segPoolOp(l, cap, weighted), grad)
+		return G.Nodes{d}, err
 	}
 	return op
 }

@@ -10,9 +10,10 @@
 // permuting nodes permutes their log-probabilities (both tested).
 //
 // Acting ([Policy.Act], [Policy.Forward]) runs a host forward pass; training
-// ([Policy.TrainStep]) runs gorgonia graphs, built once per (B, N) shape and
-// cached (at most Config.MaxGraphs), whose gradients come from gorgonia's
-// reverse-mode differentiation. Both read the same weight tensors, and a
+// ([Policy.TrainStep]) runs gorgonia graphs, built once per shape (B, N and
+// a power-of-two number of failure-domain rows) and cached (at most
+// Config.MaxGraphs), whose gradients come from gorgonia's reverse-mode
+// differentiation. Both read the same weight tensors, and a
 // test holds their outputs equal. The default element type is float32;
 // Config.Float64 selects float64 (gradient checks).
 //

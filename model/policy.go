@@ -15,8 +15,9 @@ import (
 
 // Policy is the actor-critic: the gnn encoder, the pointer decoder and the
 // value head. Acting (Act, Forward) runs a host forward pass; training
-// (TrainStep) runs gorgonia graphs built once per (B, N) shape. Both read the
-// same weight tensors. A Policy is not safe for concurrent use.
+// (TrainStep) runs gorgonia graphs built once per shape (B, N and the number
+// of failure-domain rows) and cached. Both read the same weight tensors. A
+// Policy is not safe for concurrent use.
 type Policy struct {
 	cfg    Config
 	enc    *gnn.Encoder

@@ -118,6 +118,9 @@ func writeAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("saving policy %s: %w", path, err)
 	}
+	if err = f.Chmod(0o644); err != nil { // CreateTemp makes it 0600
+		return fmt.Errorf("saving policy %s: %w", path, err)
+	}
 	if err = f.Sync(); err != nil {
 		return fmt.Errorf("saving policy %s: %w", path, err)
 	}

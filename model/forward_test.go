@@ -1,0 +1,58 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// maxAllowedDiff returns the largest |a-b| over allowed actions' log-probs
+// and over values.
+func maxAllowedDiff(b *Batch, x, y *Output) float64 {
+	allow := make([]bool, len(b.Mask))
+	allowed(allow, b)
+	d := 0.0
+	for i, ok := range allow {
+		if ok {
+			d = max(d, math.Abs(x.LogP[i]-y.LogP[i]))
+		}
+	}
+	for i := range x.Values {
+		d = max(d, math.Abs(x.Values[i]-y.Values[i]))
+	}
+	return d
+}
+
+// The host forward pass that Act uses computes what the gorgonia graph
+// computes, over the same weights.
+func TestHostForwardMatchesGraph(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		f64     bool
+		b, n, k int
+		tol     float64
+	}{
+		{"float64 B=3 N=7", true, 3, 7, 2, 1e-9},
+		{"float64 B=5 N=20 many domains", true, 5, 20, 12, 1e-9},
+		{"float32 B=4 N=9", false, 4, 9, 3, 1e-5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(testConfig(tc.f64))
+			if err != nil {
+				t.Fatal(err)
+			}
+			perturb(p, rand.New(rand.NewPCG(9, 9)))
+			b := randomBatch(rand.New(rand.NewPCG(1, uint64(tc.n))), tc.b, tc.n, 5, 3, tc.k, false)
+			var host, gr Output
+			if err := p.Forward(b, &host); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.graphForward(b, &gr); err != nil {
+				t.Fatal(err)
+			}
+			if d := maxAllowedDiff(b, &host, &gr); d > tc.tol {
+				t.Errorf("max |host - graph| = %g, want <= %g", d, tc.tol)
+			}
+		})
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !openblas
+
+package nn
+
+const blasName = "gonum"
+
+func useBLAS() {}

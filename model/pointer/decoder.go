@@ -1,0 +1,190 @@
+package pointer
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+
+	"github.com/kubesim/kubesim/model/internal/nn"
+)
+
+// MaskedLogit is added to the logit of a masked action.
+const MaskedLogit = -1e9
+
+// Config is the decoder's architecture.
+type Config struct {
+	Hidden    int     // H, width of the node and pod embeddings
+	LogitClip float64 // C in C*tanh(score/sqrt(H)); > 0
+	Float64   bool    // float64 weights (else float32)
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	switch {
+	case c.Hidden < 1:
+		return fmt.Errorf("pointer: Hidden %d, want >= 1", c.Hidden)
+	case !(c.LogitClip > 0) || math.IsInf(c.LogitClip, 0):
+		return fmt.Errorf("pointer: LogitClip %v, want a finite value > 0", c.LogitClip)
+	}
+	return nil
+}
+
+// Decoder holds the decoder's weights; biases are the last rows.
+type Decoder struct {
+	cfg     Config
+	Query   *nn.Param // (2H+1) x H, gain 0.01: the policy's output layer
+	Key     *nn.Param // H x H
+	Pending *nn.Param // H x 1 learned Pending key (starts at zero)
+	Value1  *nn.Param // (2H+1) x H
+	Value2  *nn.Param // (H+1) x 1, gain 1
+}
+
+// New returns a decoder with orthogonal weights drawn from rng.
+func New(cfg Config, rng *rand.Rand) (*Decoder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dt := nn.Dtype(cfg.Float64)
+	h := cfg.Hidden
+	d := &Decoder{
+		cfg:     cfg,
+		Query:   nn.NewParam("pointer.query", dt, 2*h+1, h),
+		Key:     nn.NewParam("pointer.key", dt, h, h),
+		Pending: nn.NewParam("pointer.pending", dt, h, 1),
+		Value1:  nn.NewParam("pointer.value1", dt, 2*h+1, h),
+		Value2:  nn.NewParam("pointer.value2", dt, h+1, 1),
+	}
+	d.Query.InitOrthogonal(rng, nn.GainPolicy, 0, 0, 2*h, h)
+	d.Key.InitOrthogonal(rng, nn.GainHidden, 0, 0, h, h)
+	d.Value1.InitOrthogonal(rng, nn.GainHidden, 0, 0, 2*h, h)
+	d.Value2.InitOrthogonal(rng, nn.GainValue, 0, 0, h, 1)
+	return d, nil
+}
+
+// Config returns the decoder's architecture.
+func (d *Decoder) Config() Config { return d.cfg }
+
+// Params lists the weights in a fixed order.
+func (d *Decoder) Params() []*nn.Param {
+	return []*nn.Param{d.Query, d.Key, d.Pending, d.Value1, d.Value2}
+}
+
+// Inputs are the graph nodes the decoder reads.
+type Inputs struct {
+	H    *G.Node // (B*N, H) node embeddings
+	Pod  *G.Node // (B, H) pod embedding
+	Mask *G.Node // (B, N+1) additive mask: 0 allowed, MaskedLogit not
+	// Layout describes the rows of H.
+	Layout *nn.Layout
+}
+
+// Outputs are the decoder's graph nodes.
+type Outputs struct {
+	LogP   *G.Node   // (B, N+1) log-probabilities, Pending last
+	Value  *G.Node   // (B) state values
+	Params []*G.Node // one node per Params() entry, bound to its value
+}
+
+// Build adds the decoder to g.
+func (d *Decoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
+	var out Outputs
+	for _, p := range d.Params() {
+		out.Params = append(out.Params, G.NewMatrix(g, p.Value.Dtype(), G.WithShape(p.Value.Shape()...), G.WithName(p.Name), G.WithValue(p.Value)))
+	}
+	query, key, pending, v1, v2 := out.Params[0], out.Params[1], out.Params[2], out.Params[3], out.Params[4]
+	var err error
+	must := func(n *G.Node, e error) *G.Node {
+		if err == nil && e != nil {
+			err = e
+		}
+		return n
+	}
+	l := in.Layout
+	h := d.cfg.Hidden
+	scale, clip := G.NewConstant(1/math.Sqrt(float64(h))), G.NewConstant(d.cfg.LogitClip)
+	if !d.cfg.Float64 {
+		scale, clip = G.NewConstant(float32(1/math.Sqrt(float64(h)))), G.NewConstant(float32(d.cfg.LogitClip))
+	}
+
+	gm := must(nn.PoolRows(in.H, l, true))
+	ctx := must(nn.CatCols(true, gm, in.Pod))
+	q := must(G.HadamardProd(must(G.Mul(ctx, query)), scale)) // q / sqrt(H)
+	nodeScore := must(nn.RowDots(in.H, must(G.Mul(q, key)), l))
+	pendScore := must(G.Mul(q, pending))
+	score := must(nn.CatCols(false, nodeScore, pendScore))
+	logit := must(G.HadamardProd(must(G.Tanh(score)), clip))
+	out.LogP = must(G.LogSoftMax(must(G.Add(logit, in.Mask)), 1))
+
+	hv := must(nn.Rectify(must(G.Mul(ctx, v1))))
+	v := must(G.Mul(must(nn.CatCols(true, hv)), v2))
+	out.Value = must(G.Reshape(v, []int{l.B}))
+	if err != nil {
+		return Outputs{}, fmt.Errorf("pointer: building graph: %w", err)
+	}
+	return out, nil
+}
+
+// Workspace holds the host forward pass's buffers; reuse one across calls.
+type Workspace[T nn.Float] struct {
+	gm, ctx, q, qk, ns, hv, hv1 []T
+}
+
+// Forward runs the decoder on the host. h is the (B*N) x H node embedding,
+// p the B x H pod embedding, mask the B x (N+1) allowed actions (Pending
+// last). It writes the B x (N+1) log-probabilities to logp and the B values
+// to value.
+func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, mask []bool, logp, value []float64) {
+	hd := d.cfg.Hidden
+	b, n := l.B, l.N
+	ws.gm = nn.Grow(ws.gm, b*hd)
+	ws.ctx = nn.Grow(ws.ctx, b*(2*hd+1))
+	ws.q = nn.Grow(ws.q, b*hd)
+	ws.qk = nn.Grow(ws.qk, b*hd)
+	ws.ns = nn.Grow(ws.ns, b*n)
+	ws.hv = nn.Grow(ws.hv, b*hd)
+	ws.hv1 = nn.Grow(ws.hv1, b*(hd+1))
+
+	nn.Pool(l, ws.gm, h, hd, true)
+	nn.ConcatCols(ws.ctx, b, [][]T{ws.gm, p, nil}, []int{hd, hd, 1})
+	nn.Gemm(b, hd, 2*hd+1, ws.ctx, nn.Data[T](d.Query.Value), ws.q, false)
+	scale := T(1 / math.Sqrt(float64(hd)))
+	for i := range ws.q {
+		ws.q[i] *= scale
+	}
+	nn.Gemm(b, hd, hd, ws.q, nn.Data[T](d.Key.Value), ws.qk, false)
+	nn.RowDot(l, ws.ns, h, ws.qk, hd)
+	pend := nn.Data[T](d.Pending.Value)
+	c := d.cfg.LogitClip
+	for s := range b {
+		q := ws.q[s*hd : (s+1)*hd]
+		var ps T
+		for j, v := range q {
+			ps += v * pend[j]
+		}
+		row := logp[s*(n+1) : (s+1)*(n+1)]
+		for i := range n {
+			row[i] = c * math.Tanh(float64(ws.ns[s*n+i]))
+		}
+		row[n] = c * math.Tanh(float64(ps))
+		for i, ok := range mask[s*(n+1) : (s+1)*(n+1)] {
+			if !ok {
+				row[i] += MaskedLogit
+			}
+		}
+	}
+	nn.LogSoftmax(logp[:b*(n+1)], b, n+1)
+
+	nn.Gemm(b, hd, 2*hd+1, ws.ctx, nn.Data[T](d.Value1.Value), ws.hv, false)
+	nn.Relu(ws.hv)
+	nn.ConcatCols(ws.hv1, b, [][]T{ws.hv, nil}, []int{hd, 1})
+	w2 := nn.Data[T](d.Value2.Value)
+	for s := range b {
+		var v T
+		for j, x := range ws.hv1[s*(hd+1) : (s+1)*(hd+1)] {
+			v += x * w2[j]
+		}
+		value[s] = float64(v)
+	}
+}

@@ -1,0 +1,63 @@
+package pointer
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kubesim/kubesim/model/internal/nn"
+)
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		ok   bool
+	}{
+		{"valid", Config{Hidden: 4, LogitClip: 10}, true},
+		{"no hidden", Config{LogitClip: 10}, false},
+		{"zero clip", Config{Hidden: 4}, false},
+		{"infinite clip", Config{Hidden: 4, LogitClip: math.Inf(1)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.cfg.Validate(); (err == nil) != tc.ok {
+				t.Errorf("Validate() = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
+
+// Hand-set weights, H = 1, one cluster of two nodes with states h = (1, 2)
+// and pod embedding 0: ctx = [mean h, pod, 1] = [1.5, 0, 1].
+// Query Q = (2, 0, 0)^T gives q = 3, scaled q/sqrt(1) = 3; key K = 0.5:
+// node scores 3*0.5*h = 1.5, 3; Pending key 0.1: 0.3. Logits with C = 2:
+// 2 tanh(1.5), 2 tanh(3), 2 tanh(0.3); node 0 masked. Value head: V1 =
+// (1, 0, -1) -> relu(1.5 - 1) = 0.5, V2 = (4, 1) -> 4*0.5 + 1 = 3.
+func TestForwardKnownAnswer(t *testing.T) {
+	d, err := New(Config{Hidden: 1, LogitClip: 2, Float64: true}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(nn.Data[float64](d.Query.Value), []float64{2, 0, 0})
+	copy(nn.Data[float64](d.Key.Value), []float64{0.5})
+	copy(nn.Data[float64](d.Pending.Value), []float64{0.1})
+	copy(nn.Data[float64](d.Value1.Value), []float64{1, 0, -1})
+	copy(nn.Data[float64](d.Value2.Value), []float64{4, 1})
+	var l nn.Layout
+	if err := l.Set(1, 2, []bool{true, true}, []int32{-1, -1}); err != nil {
+		t.Fatal(err)
+	}
+	logp, value := make([]float64, 3), make([]float64, 1)
+	var ws Workspace[float64]
+	Forward(d, &ws, &l, []float64{1, 2}, []float64{0}, []bool{false, true, true}, logp, value)
+	a, b := 2*math.Tanh(3), 2*math.Tanh(0.3)
+	lse := math.Log(math.Exp(a) + math.Exp(b))
+	for i, want := range []float64{math.Inf(-1), a - lse, b - lse} {
+		if got := logp[i]; (i == 0 && got > -1e8) || (i > 0 && math.Abs(got-want) > 1e-12) {
+			t.Errorf("logp[%d] = %v, want %v", i, got, want)
+		}
+	}
+	if math.Abs(value[0]-3) > 1e-12 {
+		t.Errorf("value = %v, want 3", value[0])
+	}
+}

@@ -1,0 +1,546 @@
+package ppo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/model"
+)
+
+// Files a run writes in its folder.
+const (
+	LastCheckpoint = "last.ckpt"
+	BestCheckpoint = "best.ckpt"
+	ConfigFile     = "config.json"
+	CurvePNG       = "learning_curve.png"
+)
+
+// Checkpoint metadata keys written by the trainer.
+const (
+	metaSteps   = "ppo/steps"
+	metaUpdates = "ppo/updates"
+	metaBest    = "ppo/best_eval_reward"
+	metaConfig  = "ppo/config"
+	metaEnv     = "env/config"
+)
+
+// Options are a training run's outputs and side channels.
+type Options struct {
+	// Out is the run folder (created if needed).
+	Out string
+	// Progress, when not nil, shows a progress bar with fps and ETA.
+	Progress io.Writer
+	// Verbose, when not nil, gets SB3's table after every update.
+	Verbose io.Writer
+	// Resume continues from this checkpoint: weights, Adam's moments, the
+	// step count and the learning-rate schedule.
+	Resume string
+	// NewVec builds the vectorised environment of n copies; nil means
+	// env.NewVec over the trainer's env.Config and training source. Tests
+	// use it to train on small problems with known answers.
+	NewVec func(n int) (Vec, error)
+}
+
+// Vec is the vectorised environment the trainer steps; *env.VecEnv is one.
+// Observations must have env.PodFeatures pod and env.NodeFeatures node
+// features.
+type Vec interface {
+	Len() int
+	Reset(seed uint64) (*env.Batch, error)
+	Step(actions []int) (*env.Batch, error)
+}
+
+// Trainer trains a policy with PPO. Build it with New, run it with Train.
+type Trainer struct {
+	cfg    Config
+	envCfg env.Config
+	src    env.Source // training episodes
+	eval   env.Source // held-out evaluation episodes
+	opts   Options
+
+	pol   *model.Policy
+	rng   *rand.Rand
+	steps int64 // environment steps done
+	upd   int64 // updates done
+	best  float64
+}
+
+// Summary is what a training run did.
+type Summary struct {
+	Steps, Updates int64
+	BestEvalReward float64 // NaN when no evaluation ran
+	Interrupted    bool    // stopped by its context; last.ckpt holds the last whole update
+	Elapsed        time.Duration
+}
+
+// New checks the configurations and prepares a run. src supplies training
+// episodes and eval the held-out evaluation episodes (nil: the synthetic
+// source of envCfg for both, evaluation on seeds disjoint from training's).
+func New(cfg Config, envCfg env.Config, src, eval env.Source, opts Options) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := envCfg.Validate(); err != nil {
+		return nil, err
+	}
+	if src == nil {
+		src = envCfg.Workload
+	}
+	if eval == nil {
+		eval = src
+	}
+	if opts.Out == "" {
+		return nil, fmt.Errorf("%w: no output folder", ErrConfig)
+	}
+	t := &Trainer{cfg: cfg, envCfg: envCfg, src: src, eval: eval, opts: opts, best: math.Inf(-1)}
+	t.rng = rand.New(rand.NewPCG(cfg.Seed, 0x70706f))
+	if opts.Resume != "" {
+		if err := t.resume(opts.Resume); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	pol, err := model.New(t.modelConfig())
+	if err != nil {
+		return nil, fmt.Errorf("building the policy: %w", err)
+	}
+	t.pol = pol
+	return t, nil
+}
+
+func (t *Trainer) modelConfig() model.Config {
+	return model.Config{
+		NodeFeatures: env.NodeFeatures,
+		PodFeatures:  env.PodFeatures,
+		Hidden:       t.cfg.Hidden,
+		Rounds:       t.cfg.Rounds,
+		Seed:         t.cfg.Seed,
+	}
+}
+
+// resume loads a checkpoint's weights and counters.
+func (t *Trainer) resume(path string) error {
+	pol, meta, err := loadCheckpoint(path)
+	if err != nil {
+		return err
+	}
+	if pol.Config().NodeFeatures != env.NodeFeatures || pol.Config().PodFeatures != env.PodFeatures {
+		return fmt.Errorf("resuming from %s: the checkpoint has %d node and %d pod features, the environment %d and %d",
+			path, pol.Config().NodeFeatures, pol.Config().PodFeatures, env.NodeFeatures, env.PodFeatures)
+	}
+	t.pol = pol
+	if t.steps, err = strconv.ParseInt(meta[metaSteps], 10, 64); err != nil {
+		return fmt.Errorf("resuming from %s: bad %s: %w", path, metaSteps, err)
+	}
+	if t.upd, err = strconv.ParseInt(meta[metaUpdates], 10, 64); err != nil {
+		return fmt.Errorf("resuming from %s: bad %s: %w", path, metaUpdates, err)
+	}
+	if v, ok := meta[metaBest]; ok {
+		if t.best, err = strconv.ParseFloat(v, 64); err != nil {
+			return fmt.Errorf("resuming from %s: bad %s: %w", path, metaBest, err)
+		}
+	}
+	// A fresh random stream per resumed update count keeps a resumed run
+	// deterministic (though not identical to an uninterrupted one).
+	t.rng = rand.New(rand.NewPCG(t.cfg.Seed, 0x70706f+uint64(t.upd)))
+	return nil
+}
+
+// Policy returns the policy being trained.
+func (t *Trainer) Policy() *model.Policy { return t.pol }
+
+// Steps returns the environment steps done so far.
+func (t *Trainer) Steps() int64 { return t.steps }
+
+// LearningRate returns the learning rate of update u (0-based): linearly
+// annealed from LearningRate to 0 over the run when AnnealLR is set, as
+// CleanRL does (frac = 1 - u/updates).
+func (c *Config) LearningRateAt(u int64) float64 {
+	if !c.AnnealLR {
+		return c.LearningRate
+	}
+	return c.LearningRate * (1 - float64(u)/float64(c.Updates))
+}
+
+// Train runs PPO until TotalTimesteps or until ctx is done; either way it
+// saves last.ckpt. It reads top to bottom like CleanRL's ppo.py: rollout,
+// bootstrap, GAE, n_epochs of shuffled minibatches, logging, evaluation.
+func (t *Trainer) Train(ctx context.Context) (Summary, error) {
+	start := time.Now()
+	cfg := &t.cfg
+	if err := os.MkdirAll(t.opts.Out, 0o755); err != nil {
+		return Summary{}, fmt.Errorf("creating run folder: %w", err)
+	}
+	if err := t.writeConfig(); err != nil {
+		return Summary{}, err
+	}
+	logger, err := NewLogger(t.opts.Out, LoggerOptions{EnvID: "kubesim", Verbose: t.opts.Verbose, Resume: t.opts.Resume != ""})
+	if err != nil {
+		return Summary{}, err
+	}
+	defer logger.Close()
+
+	newVec := t.opts.NewVec
+	if newVec == nil {
+		newVec = func(n int) (Vec, error) { return env.NewVec(t.envCfg, t.src, n) }
+	}
+	vec, err := newVec(cfg.NEnvs)
+	if err != nil {
+		return Summary{}, err
+	}
+	// Each (re)start seeds the environments afresh; seeds move on with the
+	// update count so a resumed run does not replay the same episodes.
+	cur, err := vec.Reset(cfg.Seed + uint64(t.upd)*uint64(cfg.NEnvs))
+	if err != nil {
+		return Summary{}, fmt.Errorf("resetting environments: %w", err)
+	}
+
+	// Rollout buffers, allocated once (observations grow to their size
+	// during the first rollout and are reused after).
+	var (
+		R          = cfg.RolloutSize
+		K          = cfg.NEnvs
+		obs        store
+		actions    = make([]int, R) // environment actions (Pending = N of that observation)
+		logp       = make([]float64, R)
+		values     = make([]float64, R)
+		rewards    = make([]float64, R)
+		terminated = make([]bool, R)
+		truncated  = make([]bool, R)
+		boot       = make([]float64, R)
+		last       = make([]float64, K)
+		adv        = make([]float64, R)
+		ret        = make([]float64, R)
+		views      = make([]env.Obs, max(K, cfg.BatchSize))
+		batch      model.Batch
+		act        model.ActResult
+		fwd        model.Output
+		finals     []env.Obs
+		finalIdx   []int
+		epRewards  = newWindow(100)
+		epLengths  = newWindow(100)
+		terms      rewardTerms
+	)
+	var bar *progressbar.ProgressBar
+	if t.opts.Progress != nil {
+		bar = progressbar.NewOptions64(cfg.Updates*int64(R),
+			progressbar.OptionSetWriter(t.opts.Progress),
+			progressbar.OptionSetDescription("training"),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("steps"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionSetPredictTime(true),
+		)
+		_ = bar.Set64(t.steps)
+	}
+	interrupted := false
+
+	for t.upd < cfg.Updates {
+		updStart := time.Now()
+		lr := cfg.LearningRateAt(t.upd)
+
+		// 1. Rollout: NSteps steps of every environment, acting by sampling.
+		obs.reset()
+		terms = rewardTerms{}
+		for step := 0; step < cfg.NSteps; step++ {
+			if ctx.Err() != nil {
+				interrupted = true
+				break
+			}
+			fill(&batch, cur.Obs)
+			if err := t.pol.Act(&batch, false, t.rng, &act); err != nil {
+				return Summary{}, fmt.Errorf("acting: %w", err)
+			}
+			envActs := make([]int, K)
+			for e := range K {
+				i := step*K + e
+				obs.add(&cur.Obs[e])
+				envActs[e] = toEnv(act.Actions[e], cur.Obs[e].N, batch.N)
+				actions[i] = envActs[e]
+				logp[i], values[i] = act.LogP[e], act.Values[e]
+			}
+			nxt, err := vec.Step(envActs)
+			if err != nil {
+				return Summary{}, fmt.Errorf("stepping environments: %w", err)
+			}
+			finals, finalIdx = finals[:0], finalIdx[:0]
+			for e := range K {
+				i := step*K + e
+				rewards[i] = nxt.Reward[e]
+				terminated[i], truncated[i] = nxt.Terminated[e], nxt.Truncated[e]
+				boot[i] = 0
+				terms.add(&nxt.Info[e])
+				if truncated[i] && nxt.Info[e].Final != nil {
+					finals = append(finals, *nxt.Info[e].Final)
+					finalIdx = append(finalIdx, i)
+				}
+				if ep := nxt.Info[e].Episode; ep != nil {
+					epRewards.add(ep.Return)
+					epLengths.add(float64(ep.Steps))
+					if err := logger.Episode(ep.Return, int64(ep.Steps)); err != nil {
+						return Summary{}, err
+					}
+				}
+			}
+			// Bootstrap truncated episodes from the value of their final
+			// observation (SB3's handling of time limits).
+			if len(finals) > 0 {
+				fill(&batch, finals)
+				if err := t.pol.Forward(&batch, &fwd); err != nil {
+					return Summary{}, fmt.Errorf("bootstrapping: %w", err)
+				}
+				for k, i := range finalIdx {
+					boot[i] = fwd.Values[k]
+				}
+			}
+			cur = nxt
+		}
+		if interrupted {
+			break // the partial rollout is dropped; last.ckpt holds the last whole update
+		}
+		fill(&batch, cur.Obs)
+		if err := t.pol.Forward(&batch, &fwd); err != nil {
+			return Summary{}, fmt.Errorf("valuing the last observations: %w", err)
+		}
+		copy(last, fwd.Values[:K])
+
+		// 2. Advantages and returns.
+		GAE(cfg.NSteps, K, rewards, values, terminated, truncated, boot, last, cfg.Gamma, cfg.GAELambda, adv, ret)
+
+		// 3. Update: NEpochs passes of shuffled minibatches.
+		lc := model.LossConfig{
+			ClipCoef: cfg.ClipRange, VFCoef: cfg.VFCoef, EntCoef: cfg.EntCoef,
+			ClipValue: cfg.ClipValue, MaxGradNorm: cfg.MaxGradNorm, LearningRate: lr,
+		}
+		var st trainStats
+		idx := make([]int, R)
+		for i := range idx {
+			idx[i] = i
+		}
+		mbActs := make([]int, cfg.BatchSize)
+		mbLogp := make([]float64, cfg.BatchSize)
+		mbAdv := make([]float64, cfg.BatchSize)
+		mbRet := make([]float64, cfg.BatchSize)
+		mbVal := make([]float64, cfg.BatchSize)
+		stop := false
+		for epoch := 0; epoch < cfg.NEpochs && !stop; epoch++ {
+			t.rng.Shuffle(R, func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+			for mb := 0; mb < cfg.Minibatches; mb++ {
+				ids := idx[mb*cfg.BatchSize : (mb+1)*cfg.BatchSize]
+				mbViews := views[:len(ids)]
+				for k, i := range ids {
+					mbViews[k] = obs.obs(i)
+				}
+				fill(&batch, mbViews)
+				for k, i := range ids {
+					mbActs[k] = toModel(actions[i], obs.n[i], batch.N)
+					mbLogp[k], mbAdv[k], mbRet[k], mbVal[k] = logp[i], adv[i], ret[i], values[i]
+				}
+				if cfg.NormalizeAdvantage {
+					Normalize(mbAdv)
+				}
+				s, err := t.pol.TrainStep(&batch, mbActs, mbLogp, mbAdv, mbRet, mbVal, lc)
+				if err != nil {
+					return Summary{}, fmt.Errorf("update %d, epoch %d: %w", t.upd+1, epoch+1, err)
+				}
+				st.add(s)
+				if cfg.TargetKL > 0 && s.ApproxKL > 1.5*cfg.TargetKL {
+					stop = true // SB3: stop this update's epochs once KL runs away
+					break
+				}
+			}
+		}
+		t.upd++
+		t.steps += int64(R)
+		if bar != nil {
+			_ = bar.Set64(t.steps)
+		}
+
+		// 4. Logging, with SB3's tag names.
+		logger.Record("time/total_timesteps", float64(t.steps))
+		logger.Record("time/iterations", float64(t.upd))
+		logger.Record("time/fps", float64(R)/time.Since(updStart).Seconds())
+		logger.Record("time/time_elapsed", time.Since(start).Seconds())
+		if epRewards.n > 0 {
+			logger.Record("rollout/ep_rew_mean", epRewards.mean())
+			logger.Record("rollout/ep_len_mean", epLengths.mean())
+		}
+		terms.record(logger, R)
+		st.record(logger)
+		logger.Record("train/explained_variance", ExplainedVariance(values, ret))
+		logger.Record("train/learning_rate", lr)
+		logger.Record("train/clip_range", cfg.ClipRange)
+
+		// 5. Evaluation on held-out episodes; best.ckpt when it improves.
+		if cfg.EvalFreq > 0 && (t.steps/cfg.EvalFreq) > ((t.steps-int64(R))/cfg.EvalFreq) {
+			ev, err := Evaluate(ctx, t.pol, t.envCfg, t.eval, cfg.EvalEpisodes, EvalSeed)
+			if err != nil && ctx.Err() == nil {
+				return Summary{}, err
+			}
+			if err == nil {
+				ev.record(logger)
+				if ev.MeanReward > t.best {
+					t.best = ev.MeanReward
+					if err := t.save(filepath.Join(t.opts.Out, BestCheckpoint)); err != nil {
+						return Summary{}, err
+					}
+					slog.Info("new best policy", "step", t.steps, "eval_reward", ev.MeanReward)
+				}
+			}
+		}
+		if err := logger.Dump(t.steps); err != nil {
+			return Summary{}, err
+		}
+		if err := t.save(filepath.Join(t.opts.Out, LastCheckpoint)); err != nil {
+			return Summary{}, err
+		}
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err := t.save(filepath.Join(t.opts.Out, LastCheckpoint)); err != nil {
+		return Summary{}, err
+	}
+	if err := logger.Close(); err != nil {
+		return Summary{}, err
+	}
+	if err := PlotLearningCurve(filepath.Join(t.opts.Out, ProgressFile), filepath.Join(t.opts.Out, CurvePNG), "kubesim PPO"); err != nil {
+		slog.Warn("no learning curve", "err", err)
+	}
+	best := t.best
+	if math.IsInf(best, -1) {
+		best = math.NaN()
+	}
+	return Summary{Steps: t.steps, Updates: t.upd, BestEvalReward: best, Interrupted: interrupted, Elapsed: time.Since(start)}, nil
+}
+
+// save writes a checkpoint with the trainer's counters and configurations.
+func (t *Trainer) save(path string) error {
+	pc, _ := json.Marshal(t.cfg)
+	ec, _ := json.Marshal(t.envCfg)
+	meta := map[string]string{
+		metaSteps:   strconv.FormatInt(t.steps, 10),
+		metaUpdates: strconv.FormatInt(t.upd, 10),
+		metaConfig:  string(pc),
+		metaEnv:     string(ec),
+	}
+	if !math.IsInf(t.best, -1) {
+		meta[metaBest] = strconv.FormatFloat(t.best, 'g', -1, 64)
+	}
+	if err := t.pol.Save(path, meta); err != nil {
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeConfig writes the run's configurations next to its outputs.
+func (t *Trainer) writeConfig() error {
+	b, err := json.MarshalIndent(struct {
+		PPO Config     `json:"ppo"`
+		Env env.Config `json:"env"`
+	}{t.cfg, t.envCfg}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the run config: %w", err)
+	}
+	return writeFileAtomic(filepath.Join(t.opts.Out, ConfigFile), append(b, '\n'))
+}
+
+// loadCheckpoint reads a policy and its trainer metadata.
+func loadCheckpoint(path string) (*model.Policy, map[string]string, error) {
+	pol, err := model.Load(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading %s: %w", path, err)
+	}
+	return pol, pol.Meta(), nil
+}
+
+// window is a running mean over the last n values (SB3's ep_info_buffer).
+type window struct {
+	v    []float64
+	next int
+	n    int
+}
+
+func newWindow(n int) *window { return &window{v: make([]float64, n)} }
+
+func (w *window) add(x float64) {
+	w.v[w.next] = x
+	w.next = (w.next + 1) % len(w.v)
+	w.n = min(w.n+1, len(w.v))
+}
+
+func (w *window) mean() float64 {
+	var s float64
+	for _, x := range w.v[:w.n] {
+		s += x
+	}
+	return s / float64(w.n)
+}
+
+// rewardTerms sums each reward term over a rollout.
+type rewardTerms struct {
+	balance, fragment, violation, failure, pending float64
+}
+
+func (r *rewardTerms) add(in *env.Info) {
+	r.balance += in.Balance
+	r.fragment += in.Fragment
+	r.violation += in.Violation
+	r.failure += in.Failure
+	r.pending += in.Pending
+}
+
+func (r *rewardTerms) record(l *Logger, n int) {
+	k := float64(n)
+	l.Record("reward/balance_mean", r.balance/k)
+	l.Record("reward/fragment_mean", r.fragment/k)
+	l.Record("reward/violation_mean", r.violation/k)
+	l.Record("reward/failure_mean", r.failure/k)
+	l.Record("reward/pending_mean", r.pending/k)
+}
+
+// trainStats averages TrainStats over an update's minibatches, as SB3 logs
+// them.
+type trainStats struct {
+	n                                         int
+	loss, pg, value, entropy, kl, clip, gnorm float64
+}
+
+func (s *trainStats) add(x model.TrainStats) {
+	s.n++
+	s.loss += x.Loss
+	s.pg += x.PolicyLoss
+	s.value += x.ValueLoss
+	s.entropy += x.Entropy
+	s.kl += x.ApproxKL
+	s.clip += x.ClipFraction
+	s.gnorm += x.GradNorm
+}
+
+func (s *trainStats) record(l *Logger) {
+	if s.n == 0 {
+		return
+	}
+	k := float64(s.n)
+	l.Record("train/loss", s.loss/k)
+	l.Record("train/policy_gradient_loss", s.pg/k)
+	l.Record("train/value_loss", s.value/k)
+	l.Record("train/entropy_loss", -s.entropy/k) // SB3 logs the negated entropy
+	l.Record("train/approx_kl", s.kl/k)
+	l.Record("train/clip_fraction", s.clip/k)
+	l.Record("train/grad_norm", s.gnorm/k)
+	l.Record("train/minibatches", k)
+}

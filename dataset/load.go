@@ -1,0 +1,1091 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+
+	"github.com/kubesim/kubesim/sim"
+)
+
+// DefaultMachineMemMiB is the memory of the largest machine (normalised
+// memory 100): 384 GiB.
+const DefaultMachineMemMiB = 384 * 1024
+
+// LoadOptions controls how a trace window becomes a sim.Workload.
+type LoadOptions struct {
+	// Window is the span of trace time to replay; workload time 0 is
+	// Window.From. The zero Window is the whole trace.
+	Window Window
+	// Machines is K, the number of machines to replay, picked from the trace's
+	// machines at random under Seed; the pods that ran on them are kept. Zero
+	// means every machine.
+	Machines int
+	// LoadFactor scales arrivals: each online container and each batch job is
+	// replayed floor(f) times plus once more with probability frac(f), extra
+	// copies shifted by a random delay below Jitter. Below 1 this thins the
+	// workload. Zero means 1.
+	LoadFactor float64
+	// DAG makes a batch instance wait for every instance of the tasks its
+	// task depends on (from the task name) by filling PodSpec.After.
+	DAG bool
+	// MachineMemMiB is the memory of a machine of normalised memory 100
+	// (default DefaultMachineMemMiB).
+	MachineMemMiB int64
+	// Seed drives machine sampling, thinning, replication and jitter.
+	Seed uint64
+	// Jitter bounds the arrival shift of replicated copies (default 1 min).
+	Jitter sim.Time
+	// UsageStep is the resolution of online containers' usage profiles:
+	// samples are averaged over steps of this length (default 5 min).
+	UsageStep sim.Time
+	// MaxPods is the pod limit of every node (0: the kubelet default).
+	MaxPods int32
+	// Name names the workload (default "alibaba-v2018 <window>").
+	Name string
+}
+
+func (o *LoadOptions) defaults() error {
+	if err := o.Window.Validate(); err != nil {
+		return fmt.Errorf("load options: %w", err)
+	}
+	if o.LoadFactor == 0 {
+		o.LoadFactor = 1
+	}
+	if o.MachineMemMiB == 0 {
+		o.MachineMemMiB = DefaultMachineMemMiB
+	}
+	if o.Jitter == 0 {
+		o.Jitter = sim.Minute
+	}
+	if o.UsageStep == 0 {
+		o.UsageStep = 5 * sim.Minute
+	}
+	if o.Name == "" {
+		o.Name = "alibaba-v2018 " + o.Window.String()
+	}
+	switch {
+	case o.Machines < 0:
+		return fmt.Errorf("load options: machines %d must not be negative", o.Machines)
+	case o.LoadFactor < 0 || math.IsNaN(o.LoadFactor) || math.IsInf(o.LoadFactor, 0):
+		return fmt.Errorf("load options: load factor %v must be a non-negative number", o.LoadFactor)
+	case o.MachineMemMiB < 0:
+		return fmt.Errorf("load options: machine memory %d MiB must be positive", o.MachineMemMiB)
+	case o.Jitter < 0:
+		return fmt.Errorf("load options: jitter %s must not be negative", o.Jitter)
+	case o.UsageStep < 0:
+		return fmt.Errorf("load options: usage step %s must be positive", o.UsageStep)
+	case o.MaxPods < 0:
+		return fmt.Errorf("load options: max pods %d must not be negative", o.MaxPods)
+	}
+	return nil
+}
+
+// Load reads the Arrow tables that Convert wrote in dir and builds the
+// workload of one window on K machines (see LoadOptions):
+//
+//   - machine_meta: the K machines present (status USING) at the window start
+//     are the initial nodes, later status changes in the window are node
+//     add/remove events; failure_domain_1/2 become sim.LabelZone/LabelRack.
+//     CPU is cpu_num cores; memory is mem_size/100 of MachineMemMiB.
+//   - container_meta: one long-running, high-priority pod per container on a
+//     kept machine, arriving at the window start if the container was
+//     already deployed before the window, else at its first record in the
+//     window; requests cpu_request (100 = 1 core) and mem_size, limits
+//     cpu_limit; Group is app_du.
+//   - container_usage: the pod's usage profile, util percentages read as a
+//     share of the container's request, averaged per UsageStep.
+//   - batch_instance: one low-priority pod per instance on a kept machine
+//     that started in the window; requests plan_cpu/plan_mem of its task in
+//     batch_task (cpu_max/mem_max when the task is missing), duration
+//     end_time - start_time (at least 1 s; 0 = still running at the end of
+//     the trace), usage cpu_avg/mem_avg; Group is the job name.
+//   - without batch_instance, batch_task: each task that started in the window
+//     gives instance_num pods, each kept with probability K/machines.
+//
+// Pods are sorted by arrival, then name. Load verifies each file against the
+// manifest (size, checksum, rows) and returns a workload that passes
+// sim.Workload.Validate.
+func Load(dir string, opts LoadOptions) (*sim.Workload, error) {
+	src, err := openArrowSource(dir)
+	if err != nil {
+		return nil, err
+	}
+	w, st, err := load(context.Background(), src, opts)
+	if err != nil {
+		return nil, err
+	}
+	st.log(w)
+	return w, nil
+}
+
+// LoadCSV builds the same workload as Load straight from the CSV tables in
+// dir, parsing them again on every call. It is the slow path; convert once
+// and use Load.
+func LoadCSV(dir string, opts LoadOptions) (*sim.Workload, error) {
+	src, err := openCSVSource(dir)
+	if err != nil {
+		return nil, err
+	}
+	w, st, err := load(context.Background(), src, opts)
+	if err != nil {
+		return nil, err
+	}
+	st.log(w)
+	return w, nil
+}
+
+// loadStats counts what the loader kept and why it skipped rows.
+type loadStats struct {
+	machines, selected int
+	online, batch      int // pods before the load factor
+	rows               int64
+	skipped            map[string]int64
+}
+
+func (s *loadStats) skip(reason string) {
+	if s.skipped == nil {
+		s.skipped = make(map[string]int64)
+	}
+	s.skipped[reason]++
+}
+
+func (s *loadStats) log(w *sim.Workload) {
+	keys := make([]string, 0, len(s.skipped))
+	for k := range s.skipped {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	attrs := []any{"workload", w.Name, "machines", s.machines, "selected", s.selected, "nodes", len(w.Nodes),
+		"events", len(w.Events), "online", s.online, "batch", s.batch, "pods", len(w.Pods), "rows", s.rows}
+	for _, k := range keys {
+		attrs = append(attrs, "skipped "+k, s.skipped[k])
+	}
+	slog.Debug("trace loaded", attrs...)
+}
+
+// Reasons for skipping trace rows while loading.
+const (
+	skipNoID        = "no id"
+	skipNoTime      = "no time stamp"
+	skipBadMachine  = "machine without cpu or memory"
+	skipStartZero   = "start time 0 (outside the trace)"
+	skipEndBefore   = "end before start"
+	skipNoPlan      = "no resource plan"
+	skipNegative    = "negative request"
+	skipNoInstances = "no instance count"
+	skipDAGCycle    = "job with a dependency cycle (DAG ignored)"
+)
+
+type loader struct {
+	ctx      context.Context
+	src      source
+	opts     LoadOptions
+	from, to sim.Time // window in trace time; to is the open end when unbounded
+	st       loadStats
+
+	machines map[string]int32 // kept machine id -> index in sel
+	sel      []string
+	total    int  // machines in the trace
+	all      bool // every machine kept: pods are not filtered by machine
+
+	units []unit
+	nodes []sim.NodeSpec
+	evs   []sim.MachineEvent
+	dict  []int32 // scratch for per-batch dictionary maps
+	dict2 []int32
+}
+
+// unit is what the load factor replicates: one online container, or the pods
+// of one batch job. After holds indices into pods.
+type unit struct {
+	key  string
+	pods []sim.PodSpec
+}
+
+func load(ctx context.Context, src source, opts LoadOptions) (*sim.Workload, loadStats, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, loadStats{}, err
+	}
+	l := &loader{ctx: ctx, src: src, opts: opts, from: opts.Window.From, to: opts.Window.end()}
+	if !src.has(MachineMeta) {
+		return nil, l.st, fmt.Errorf("trace has no %s table", MachineMeta)
+	}
+	if err := l.loadMachines(); err != nil {
+		return nil, l.st, err
+	}
+	if src.has(ContainerMeta) {
+		if err := l.loadContainers(); err != nil {
+			return nil, l.st, err
+		}
+	}
+	switch {
+	case src.has(BatchInstance):
+		if err := l.loadInstances(); err != nil {
+			return nil, l.st, err
+		}
+	case src.has(BatchTask):
+		if err := l.loadTasks(); err != nil {
+			return nil, l.st, err
+		}
+	}
+	w := &sim.Workload{Name: opts.Name, Nodes: l.nodes, Events: l.evs, Pods: l.replicate()}
+	if opts.Window.To != 0 {
+		w.End = opts.Window.To - opts.Window.From
+	}
+	if err := w.Validate(); err != nil {
+		return nil, l.st, fmt.Errorf("loading %s: %w", opts.Name, err)
+	}
+	return w, l.st, nil
+}
+
+// traceTime converts trace seconds to trace time.
+func traceTime(s int64) sim.Time { return sim.Time(s) * sim.Second }
+
+// memMiB converts normalised memory (100 = the largest machine) to MiB.
+func (l *loader) memMiB(norm float64) int64 {
+	return int64(math.Round(norm / 100 * float64(l.opts.MachineMemMiB)))
+}
+
+// milliCPU converts trace CPU (100 = 1 core) to millicores.
+func milliCPU(v float64) int64 { return int64(math.Round(v * 10)) }
+
+// ---- machines ----
+
+type machineRec struct {
+	t        int64
+	fd1, fd2 string
+	cpu, mem int64 // -1 when absent
+	status   string
+}
+
+func (l *loader) loadMachines() error {
+	recs := make(map[string][]machineRec)
+	intern := make(map[string]string)
+	in := func(s string) string {
+		if v, ok := intern[s]; ok {
+			return v
+		}
+		v := strings.Clone(s)
+		intern[v] = v
+		return v
+	}
+	err := l.src.scan(l.ctx, MachineMeta, func(rec arrow.Record) error {
+		id, tm := strColumn(rec, mmMachine), intColumn(rec, mmTime)
+		fd1, fd2 := intColumn(rec, mmDomain1), strColumn(rec, mmDomain2)
+		cpu, mem, status := intColumn(rec, mmCPU), intColumn(rec, mmMem), strColumn(rec, mmStatus)
+		for i := range int(rec.NumRows()) {
+			l.st.rows++
+			name, ok := id.value(i)
+			if !ok {
+				l.st.skip(skipNoID)
+				continue
+			}
+			t, ok := tm.get(i)
+			if !ok {
+				l.st.skip(skipNoTime)
+				continue
+			}
+			r := machineRec{t: t, cpu: -1, mem: -1}
+			if v, ok := fd1.get(i); ok {
+				r.fd1 = in(strconv.FormatInt(v, 10))
+			}
+			if v, ok := fd2.value(i); ok {
+				r.fd2 = in(v)
+			}
+			if v, ok := cpu.get(i); ok {
+				r.cpu = v
+			}
+			if v, ok := mem.get(i); ok {
+				r.mem = v
+			}
+			r.status, _ = status.value(i)
+			r.status = in(r.status)
+			key := in(name)
+			recs[key] = append(recs[key], r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	ids := make([]string, 0, len(recs))
+	for id := range recs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	l.total = len(ids)
+	l.st.machines = len(ids)
+	k := l.opts.Machines
+	if k > len(ids) {
+		return fmt.Errorf("load options: %d machines asked, the trace has %d", k, len(ids))
+	}
+	if k == 0 {
+		k = len(ids)
+	}
+	l.sel = ids
+	l.all = k == len(ids)
+	if k < len(ids) {
+		rng := rand.New(rand.NewPCG(l.opts.Seed, 0x6d616368696e6573)) // stream "machines"
+		perm := rng.Perm(len(ids))[:k]
+		sort.Ints(perm)
+		l.sel = make([]string, k)
+		for i, p := range perm {
+			l.sel[i] = ids[p]
+		}
+	}
+	l.st.selected = len(l.sel)
+	l.machines = make(map[string]int32, len(l.sel))
+	for i, id := range l.sel {
+		l.machines[id] = int32(i)
+		rs := recs[id]
+		sort.SliceStable(rs, func(a, b int) bool { return rs[a].t < rs[b].t })
+		l.machineTimeline(id, rs)
+	}
+	sort.SliceStable(l.evs, func(i, j int) bool { return l.evs[i].At < l.evs[j].At })
+	return nil
+}
+
+// machineTimeline turns one machine's status records into its initial
+// presence and add/remove events inside the window.
+func (l *loader) machineTimeline(id string, rs []machineRec) {
+	up := false
+	var last *machineRec
+	for i := range rs {
+		if traceTime(rs[i].t) > l.from {
+			break
+		}
+		last = &rs[i]
+	}
+	if last != nil {
+		if n, ok := l.node(id, last); ok && last.status == "USING" {
+			l.nodes = append(l.nodes, n)
+			up = true
+		}
+	}
+	for i := range rs {
+		r := &rs[i]
+		t := traceTime(r.t)
+		if t <= l.from {
+			continue
+		}
+		if t >= l.to {
+			break
+		}
+		n, ok := l.node(id, r)
+		want := ok && r.status == "USING"
+		switch {
+		case want && !up:
+			l.evs = append(l.evs, sim.MachineEvent{At: t - l.from, Kind: sim.MachineAdd, Node: n})
+		case !want && up:
+			l.evs = append(l.evs, sim.MachineEvent{At: t - l.from, Kind: sim.MachineRemove, Node: sim.NodeSpec{Name: id}})
+		}
+		up = want
+	}
+}
+
+func (l *loader) node(id string, r *machineRec) (sim.NodeSpec, bool) {
+	if r.cpu <= 0 || r.mem <= 0 {
+		l.st.skip(skipBadMachine)
+		return sim.NodeSpec{}, false
+	}
+	n := sim.NodeSpec{
+		Name:        id,
+		Allocatable: sim.Resources{CPU: r.cpu * 1000, Mem: r.mem * l.opts.MachineMemMiB / 100},
+		MaxPods:     l.opts.MaxPods,
+		Labels:      make(map[string]string, 2),
+	}
+	if r.fd1 != "" {
+		n.Labels[sim.LabelZone] = r.fd1
+	}
+	if r.fd2 != "" {
+		n.Labels[sim.LabelRack] = r.fd2
+	}
+	return n, true
+}
+
+// machineCodes maps a batch's machine_id dictionary to kept-machine indices (-1: not kept).
+func (l *loader) machineCodes(c strCol, dst []int32) []int32 {
+	return c.mapDict(dst, func(s string) int32 {
+		if i, ok := l.machines[s]; ok {
+			return i
+		}
+		return -1
+	})
+}
+
+// onKept reports whether row i of a machine_id column is on a kept machine;
+// with every machine kept, it is true even for machines missing from
+// machine_meta and for rows without a machine.
+func (l *loader) onKept(mach strCol, codes []int32, i int) bool {
+	if l.all {
+		return true
+	}
+	mc := mach.code(i)
+	return mc >= 0 && codes[mc] >= 0
+}
+
+// ---- online containers ----
+
+type containerRec struct {
+	t              int64
+	app            string
+	cpuReq, cpuLim int64 // -1 when absent
+	mem            float64
+}
+
+type containerAcc struct {
+	before, first       containerRec
+	hasBefore, hasFirst bool
+}
+
+// usageAcc sums usage samples of one step of one pod.
+type usageAcc struct {
+	step       int64
+	cpu, mem   float64
+	nCPU, nMem int32
+}
+
+func (l *loader) loadContainers() error {
+	accs := make(map[string]*containerAcc)
+	apps := make(map[string]string)
+	err := l.src.scan(l.ctx, ContainerMeta, func(rec arrow.Record) error {
+		id, mach, tm := strColumn(rec, cmContainer), strColumn(rec, cmMachine), intColumn(rec, cmTime)
+		app, req, lim, mem := strColumn(rec, cmApp), intColumn(rec, cmCPURequest), intColumn(rec, cmCPULimit), realColumn(rec, cmMem)
+		l.dict = l.machineCodes(mach, l.dict)
+		for i := range int(rec.NumRows()) {
+			l.st.rows++
+			if !l.onKept(mach, l.dict, i) {
+				continue
+			}
+			name, ok := id.value(i)
+			if !ok {
+				l.st.skip(skipNoID)
+				continue
+			}
+			ts, ok := tm.get(i)
+			if !ok {
+				l.st.skip(skipNoTime)
+				continue
+			}
+			t := traceTime(ts)
+			if t >= l.to {
+				continue
+			}
+			a := accs[name]
+			if a == nil {
+				a = &containerAcc{}
+				accs[strings.Clone(name)] = a
+			}
+			before := t < l.from
+			switch {
+			case before && a.hasBefore && ts < a.before.t:
+				continue
+			case !before && a.hasFirst && ts >= a.first.t:
+				continue
+			}
+			r := containerRec{t: ts, cpuReq: -1, cpuLim: -1, mem: mem.getOrNaN(i)}
+			if v, ok := app.value(i); ok {
+				if s, ok := apps[v]; ok {
+					r.app = s
+				} else {
+					r.app = strings.Clone(v)
+					apps[r.app] = r.app
+				}
+			}
+			if v, ok := req.get(i); ok {
+				r.cpuReq = v
+			}
+			if v, ok := lim.get(i); ok {
+				r.cpuLim = v
+			}
+			if before {
+				a.before, a.hasBefore = r, true
+			} else {
+				a.first, a.hasFirst = r, true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(accs))
+	for n := range accs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	podOf := make(map[string]int32, len(names)) // container -> index in l.units
+	for _, n := range names {
+		a := accs[n]
+		r, arrival := a.first, traceTime(a.first.t)-l.from
+		if a.hasBefore {
+			r, arrival = a.before, 0
+		}
+		if r.cpuReq < 0 && r.cpuReq != -1 || r.cpuLim < 0 && r.cpuLim != -1 || r.mem < 0 {
+			l.st.skip(skipNegative)
+			continue
+		}
+		p := sim.PodSpec{Name: n, Group: r.app, Arrival: arrival, Priority: sim.High}
+		if r.cpuReq > 0 {
+			p.Requests.CPU = r.cpuReq * 10
+		}
+		if r.cpuLim > 0 {
+			p.Limits.CPU = r.cpuLim * 10
+		}
+		if r.mem > 0 {
+			p.Requests.Mem = l.memMiB(r.mem)
+		}
+		podOf[n] = int32(len(l.units))
+		l.units = append(l.units, unit{key: "c/" + n, pods: []sim.PodSpec{p}})
+	}
+	l.st.online = len(podOf)
+	if len(podOf) == 0 || !l.src.has(ContainerUsage) {
+		return nil
+	}
+	return l.loadContainerUsage(podOf)
+}
+
+func (l *loader) loadContainerUsage(podOf map[string]int32) error {
+	first := len(l.units) - len(podOf)
+	accs := make([][]usageAcc, len(podOf))
+	step := l.opts.UsageStep
+	err := l.src.scan(l.ctx, ContainerUsage, func(rec arrow.Record) error {
+		id, tm := strColumn(rec, cuContainer), realColumn(rec, cuTime)
+		cpu, mem := intColumn(rec, cuCPU), intColumn(rec, cuMem)
+		l.dict = id.mapDict(l.dict, func(s string) int32 {
+			if i, ok := podOf[s]; ok {
+				return i - int32(first)
+			}
+			return -1
+		})
+		for i := range int(rec.NumRows()) {
+			l.st.rows++
+			c := id.code(i)
+			if c < 0 || l.dict[c] < 0 {
+				continue
+			}
+			k := l.dict[c]
+			ts, ok := tm.get(i)
+			if !ok {
+				continue
+			}
+			t := sim.Time(math.Round(ts * 1000))
+			p := &l.units[first+int(k)].pods[0]
+			rel := t - l.from - p.Arrival
+			if rel < 0 || t >= l.to {
+				continue
+			}
+			s := int64(rel / step)
+			as := accs[k]
+			if len(as) == 0 || as[len(as)-1].step != s {
+				as = append(as, usageAcc{step: s})
+			}
+			a := &as[len(as)-1]
+			if v, ok := cpu.get(i); ok {
+				a.cpu += float64(v)
+				a.nCPU++
+			}
+			if v, ok := mem.get(i); ok {
+				a.mem += float64(v)
+				a.nMem++
+			}
+			accs[k] = as
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for k, as := range accs {
+		if len(as) == 0 {
+			continue
+		}
+		p := &l.units[first+k].pods[0]
+		p.Usage = usageProfile(as, step, p.Requests)
+	}
+	return nil
+}
+
+// usageProfile merges the per-step sums (in any order) into a profile of
+// percentages of req; a step without valid samples in one dimension repeats
+// the previous value (the request at first). Consecutive equal points are
+// merged.
+func usageProfile(as []usageAcc, step sim.Time, req sim.Resources) []sim.UsagePoint {
+	sort.SliceStable(as, func(i, j int) bool { return as[i].step < as[j].step })
+	out := make([]sim.UsagePoint, 0, len(as))
+	cur := req
+	for i := 0; i < len(as); {
+		j := i
+		var a usageAcc
+		for ; j < len(as) && as[j].step == as[i].step; j++ {
+			a.cpu += as[j].cpu
+			a.mem += as[j].mem
+			a.nCPU += as[j].nCPU
+			a.nMem += as[j].nMem
+		}
+		use := cur
+		if a.nCPU > 0 {
+			use.CPU = int64(math.Round(a.cpu / float64(a.nCPU) / 100 * float64(req.CPU)))
+		}
+		if a.nMem > 0 {
+			use.Mem = int64(math.Round(a.mem / float64(a.nMem) / 100 * float64(req.Mem)))
+		}
+		if len(out) == 0 || use != out[len(out)-1].Use {
+			out = append(out, sim.UsagePoint{Offset: sim.Time(as[i].step) * step, Use: use})
+		}
+		cur = use
+		i = j
+	}
+	return out
+}
+
+// ---- batch ----
+
+type taskKey struct{ job, task string }
+
+type instanceRec struct {
+	key                            taskKey
+	name                           string
+	arrival, dur                   sim.Time
+	cpuAvg, cpuMax, memAvg, memMax float64
+}
+
+func (l *loader) loadInstances() error {
+	var insts []instanceRec
+	intern := make(map[string]string)
+	in := func(s string) string {
+		if v, ok := intern[s]; ok {
+			return v
+		}
+		v := strings.Clone(s)
+		intern[v] = v
+		return v
+	}
+	err := l.src.scan(l.ctx, BatchInstance, func(rec arrow.Record) error {
+		name, task, job := strColumn(rec, biInstance), strColumn(rec, biTask), strColumn(rec, biJob)
+		start, end, mach := intColumn(rec, biStart), intColumn(rec, biEnd), strColumn(rec, biMachine)
+		cpuAvg, cpuMax, memAvg, memMax := realColumn(rec, biCPUAvg), realColumn(rec, biCPUMax), realColumn(rec, biMemAvg), realColumn(rec, biMemMax)
+		l.dict = l.machineCodes(mach, l.dict)
+		for i := range int(rec.NumRows()) {
+			l.st.rows++
+			if !l.onKept(mach, l.dict, i) {
+				continue
+			}
+			s, ok := start.get(i)
+			if !ok {
+				l.st.skip(skipNoTime)
+				continue
+			}
+			t := traceTime(s)
+			if t < l.from || t >= l.to {
+				continue
+			}
+			if s == 0 {
+				l.st.skip(skipStartZero)
+				continue
+			}
+			jn, ok1 := job.value(i)
+			tn, ok2 := task.value(i)
+			if !ok1 || !ok2 {
+				l.st.skip(skipNoID)
+				continue
+			}
+			r := instanceRec{key: taskKey{in(jn), in(tn)}, arrival: t - l.from,
+				cpuAvg: cpuAvg.getOrNaN(i), cpuMax: cpuMax.getOrNaN(i), memAvg: memAvg.getOrNaN(i), memMax: memMax.getOrNaN(i)}
+			if e, ok := end.get(i); ok && e != 0 {
+				if e < s {
+					l.st.skip(skipEndBefore)
+					continue
+				}
+				r.dur = traceTime(max(e-s, 1))
+			}
+			if v, ok := name.value(i); ok {
+				r.name = strings.Clone(v)
+			}
+			insts = append(insts, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	plans := make(map[taskKey][2]float64)
+	jobs := make(map[string]bool)
+	for _, r := range insts {
+		plans[r.key] = [2]float64{math.NaN(), math.NaN()}
+		jobs[r.key.job] = true
+	}
+	if len(insts) > 0 && l.src.has(BatchTask) {
+		err := l.src.scan(l.ctx, BatchTask, func(rec arrow.Record) error {
+			task, job, cpu, mem := strColumn(rec, btTask), strColumn(rec, btJob), realColumn(rec, btCPU), realColumn(rec, btMem)
+			l.dict = job.mapDict(l.dict, func(s string) int32 {
+				if jobs[s] {
+					return 1
+				}
+				return -1
+			})
+			for i := range int(rec.NumRows()) {
+				l.st.rows++
+				jc := job.code(i)
+				if jc < 0 || l.dict[jc] < 0 {
+					continue
+				}
+				jn, _ := job.value(i)
+				tn, ok := task.value(i)
+				if !ok {
+					continue
+				}
+				k := taskKey{jn, tn}
+				if _, ok := plans[k]; ok {
+					plans[k] = [2]float64{cpu.getOrNaN(i), mem.getOrNaN(i)}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	byJob := make(map[string][]jobPod)
+	var jobOrder []string
+	for _, r := range insts {
+		plan := plans[r.key]
+		cpu, mem := plan[0], plan[1]
+		if math.IsNaN(cpu) {
+			cpu = firstNumber(r.cpuMax, r.cpuAvg)
+		}
+		if math.IsNaN(mem) {
+			mem = firstNumber(r.memMax, r.memAvg)
+		}
+		if math.IsNaN(cpu) || math.IsNaN(mem) {
+			l.st.skip(skipNoPlan)
+			continue
+		}
+		if cpu < 0 || mem < 0 {
+			l.st.skip(skipNegative)
+			continue
+		}
+		name := r.key.job + "/" + r.key.task + "/" + r.name
+		p := sim.PodSpec{Name: name, Group: r.key.job, Arrival: r.arrival, Duration: r.dur, Priority: sim.Low,
+			Requests: sim.Resources{CPU: milliCPU(cpu), Mem: l.memMiB(mem)}}
+		if !math.IsNaN(r.cpuAvg) || !math.IsNaN(r.memAvg) {
+			use := p.Requests
+			if r.cpuAvg >= 0 {
+				use.CPU = milliCPU(r.cpuAvg)
+			}
+			if r.memAvg >= 0 {
+				use.Mem = l.memMiB(r.memAvg)
+			}
+			p.Usage = []sim.UsagePoint{{Offset: 0, Use: use}}
+		}
+		if _, ok := byJob[r.key.job]; !ok {
+			jobOrder = append(jobOrder, r.key.job)
+		}
+		byJob[r.key.job] = append(byJob[r.key.job], jobPod{p, r.key.task})
+		l.st.batch++
+	}
+	l.addJobs(jobOrder, byJob)
+	return nil
+}
+
+// jobPod is a batch pod with its task name, before DAG linking.
+type jobPod struct {
+	pod  sim.PodSpec
+	task string
+}
+
+func firstNumber(vs ...float64) float64 {
+	for _, v := range vs {
+		if !math.IsNaN(v) {
+			return v
+		}
+	}
+	return math.NaN()
+}
+
+// loadTasks expands batch_task rows into instance_num pods each, keeping
+// each pod with probability K/machines (every pod when all machines are kept).
+func (l *loader) loadTasks() error {
+	keep := float64(len(l.sel)) / float64(max(l.total, 1))
+	byJob := make(map[string][]jobPod)
+	var jobOrder []string
+	err := l.src.scan(l.ctx, BatchTask, func(rec arrow.Record) error {
+		task, num, job := strColumn(rec, btTask), intColumn(rec, btInstances), strColumn(rec, btJob)
+		start, end, cpu, mem := intColumn(rec, btStart), intColumn(rec, btEnd), realColumn(rec, btCPU), realColumn(rec, btMem)
+		for i := range int(rec.NumRows()) {
+			l.st.rows++
+			s, ok := start.get(i)
+			if !ok {
+				l.st.skip(skipNoTime)
+				continue
+			}
+			t := traceTime(s)
+			if t < l.from || t >= l.to {
+				continue
+			}
+			if s == 0 {
+				l.st.skip(skipStartZero)
+				continue
+			}
+			jn, ok1 := job.value(i)
+			tn, ok2 := task.value(i)
+			if !ok1 || !ok2 {
+				l.st.skip(skipNoID)
+				continue
+			}
+			n, ok := num.get(i)
+			if !ok || n <= 0 {
+				l.st.skip(skipNoInstances)
+				continue
+			}
+			c, okc := cpu.get(i)
+			m, okm := mem.get(i)
+			if !okc || !okm {
+				l.st.skip(skipNoPlan)
+				continue
+			}
+			if c < 0 || m < 0 {
+				l.st.skip(skipNegative)
+				continue
+			}
+			var dur sim.Time
+			if e, ok := end.get(i); ok && e != 0 {
+				if e < s {
+					l.st.skip(skipEndBefore)
+					continue
+				}
+				dur = traceTime(max(e-s, 1))
+			}
+			// The kept instances depend only on the seed and the task, not
+			// on the row order.
+			rng := rand.New(rand.NewPCG(l.opts.Seed, hashStrings(jn, tn)))
+			jobName := jn
+			if _, ok := byJob[jn]; !ok {
+				jobName = strings.Clone(jn)
+				jobOrder = append(jobOrder, jobName)
+			}
+			taskName := strings.Clone(tn)
+			prefix := jobName + "/" + taskName + "/"
+			for k := int64(1); k <= n; k++ {
+				if keep < 1 && rng.Float64() >= keep {
+					continue
+				}
+				p := sim.PodSpec{Name: prefix + strconv.FormatInt(k, 10), Group: jobName, Arrival: t - l.from,
+					Duration: dur, Priority: sim.Low, Requests: sim.Resources{CPU: milliCPU(c), Mem: l.memMiB(m)}}
+				byJob[jobName] = append(byJob[jobName], jobPod{p, taskName})
+				l.st.batch++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	l.addJobs(jobOrder, byJob)
+	return nil
+}
+
+// hashStrings is FNV-1a over the strings with separators.
+func hashStrings(ss ...string) uint64 {
+	h := fnv.New64a()
+	for _, s := range ss {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// addJobs turns each job's pods into a unit, filling After when DAG is on.
+func (l *loader) addJobs(order []string, byJob map[string][]jobPod) {
+	for _, j := range order {
+		jps := byJob[j]
+		pods := make([]sim.PodSpec, len(jps))
+		tasks := make([]string, len(jps))
+		for i := range jps {
+			pods[i], tasks[i] = jps[i].pod, jps[i].task
+		}
+		if l.opts.DAG && !linkDAG(pods, tasks) {
+			l.st.skip(skipDAGCycle)
+		}
+		l.units = append(l.units, unit{key: "j/" + j, pods: pods})
+	}
+}
+
+// linkDAG fills After for the pods of one job (tasks[i] is pods[i]'s task
+// name): every pod of a task waits for every pod of the tasks named as its
+// dependencies. Pods of one task share one After slice. Dependencies on tasks
+// without pods here are ignored. A job whose dependencies form a cycle keeps
+// no dependencies (linkDAG reports false).
+func linkDAG(pods []sim.PodSpec, tasks []string) bool {
+	byID := make(map[int][]int32)
+	ids := make([]int, len(pods))
+	deps := make(map[int][]int)
+	for i := range pods {
+		id, d, ok := parseTaskName(tasks[i])
+		if !ok {
+			ids[i] = -1
+			continue
+		}
+		ids[i] = id
+		byID[id] = append(byID[id], int32(i))
+		deps[id] = d
+	}
+	// cycle check over the tasks present, in sorted order
+	taskIDs := make([]int, 0, len(byID))
+	for id := range byID {
+		taskIDs = append(taskIDs, id)
+	}
+	sort.Ints(taskIDs)
+	state := make(map[int]uint8) // 0 new, 1 on stack, 2 done
+	var visit func(int) bool
+	visit = func(id int) bool {
+		switch state[id] {
+		case 1:
+			return false
+		case 2:
+			return true
+		}
+		state[id] = 1
+		for _, d := range deps[id] {
+			if _, ok := byID[d]; ok && d != id && !visit(d) {
+				return false
+			}
+		}
+		state[id] = 2
+		return true
+	}
+	for _, id := range taskIDs {
+		if !visit(id) {
+			return false
+		}
+	}
+	after := make(map[int][]int32, len(taskIDs))
+	for _, id := range taskIDs {
+		var a []int32
+		for _, d := range deps[id] {
+			if d != id {
+				a = append(a, byID[d]...)
+			}
+		}
+		sort.Slice(a, func(i, j int) bool { return a[i] < a[j] })
+		a = compactInt32(a)
+		if len(a) > 0 {
+			after[id] = a
+		}
+	}
+	for i := range pods {
+		if ids[i] >= 0 {
+			pods[i].After = after[ids[i]]
+		}
+	}
+	return true
+}
+
+func compactInt32(a []int32) []int32 {
+	if len(a) == 0 {
+		return a
+	}
+	out := a[:1]
+	for _, v := range a[1:] {
+		if v != out[len(out)-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// ---- load factor and final order ----
+
+// replicate applies the load factor to the units and returns the pods sorted
+// by (arrival, name), with After rewritten to the final indices.
+func (l *loader) replicate() []sim.PodSpec {
+	sort.SliceStable(l.units, func(i, j int) bool { return l.units[i].key < l.units[j].key })
+	f := l.opts.LoadFactor
+	whole, frac := math.Floor(f), f-math.Floor(f)
+	rng := rand.New(rand.NewPCG(l.opts.Seed, 0x6c6f6164666163)) // stream "loadfac"
+	var end sim.Time
+	if l.opts.Window.To != 0 {
+		end = l.opts.Window.To - l.opts.Window.From
+	}
+	var pods []sim.PodSpec
+	for _, u := range l.units {
+		copies := int(whole)
+		if frac > 0 && rng.Float64() < frac {
+			copies++
+		}
+		for c := range copies {
+			var shift sim.Time
+			if c > 0 && l.opts.Jitter > 0 {
+				shift = sim.Time(rng.Int64N(int64(l.opts.Jitter)))
+			}
+			base := int32(len(pods))
+			shifted := make(map[*int32][]int32) // one After slice per task and copy
+			for _, p := range u.pods {
+				if c > 0 {
+					p.Name += "#" + strconv.Itoa(c)
+					p.Arrival += shift
+					if end > 0 && p.Arrival >= end {
+						p.Arrival = end - 1
+					}
+				}
+				if len(p.After) > 0 {
+					a, ok := shifted[&p.After[0]]
+					if !ok {
+						a = make([]int32, len(p.After))
+						for i, d := range p.After {
+							a[i] = d + base
+						}
+						shifted[&p.After[0]] = a
+					}
+					p.After = a
+				}
+				pods = append(pods, p)
+			}
+		}
+	}
+	// final order: arrival, then name; After follows the permutation
+	order := make([]int32, len(pods))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := &pods[order[i]], &pods[order[j]]
+		if a.Arrival != b.Arrival {
+			return a.Arrival < b.Arrival
+		}
+		return a.Name < b.Name
+	})
+	newIdx := make([]int32, len(pods))
+	for n, o := range order {
+		newIdx[o] = int32(n)
+	}
+	out := make([]sim.PodSpec, len(pods))
+	remapped := make(map[*int32][]int32) // shared After slices stay shared
+	for n, o := range order {
+		p := pods[o]
+		if len(p.After) > 0 {
+			key := &p.After[0]
+			a, ok := remapped[key]
+			if !ok {
+				a = make([]int32, len(p.After))
+				for i, d := range p.After {
+					a[i] = newIdx[d]
+				}
+				sort.Slice(a, func(i, j int) bool { return a[i] < a[j] })
+				remapped[key] = a
+			}
+			p.After = a
+		}
+		out[n] = p
+	}
+	return out
+}

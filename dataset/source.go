@@ -1,0 +1,264 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// source yields the record batches of trace tables, from Arrow files or by
+// parsing CSV; the loader does not know which.
+type source interface {
+	has(table string) bool
+	// scan calls fn with each record batch of table; a record is valid only
+	// during the call. fn may return errStop to end the scan early.
+	scan(ctx context.Context, table string, fn func(arrow.Record) error) error
+}
+
+// arrowSource reads dir/<table>.arrow, checked against dir/manifest.json
+// when there is one.
+type arrowSource struct {
+	dir string
+	man *Manifest // nil when the directory has no manifest
+}
+
+func openArrowSource(dir string) (*arrowSource, error) {
+	man, err := ReadManifest(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		man = nil
+	} else if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("opening trace: %w", err)
+	}
+	return &arrowSource{dir: dir, man: man}, nil
+}
+
+func (s *arrowSource) has(table string) bool {
+	if s.man != nil {
+		return s.man.Has(table)
+	}
+	_, err := os.Stat(filepath.Join(s.dir, table+".arrow"))
+	return err == nil
+}
+
+// eos is the Arrow IPC end-of-stream marker that closes every file Convert writes.
+var eos = []byte{0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}
+
+// hashingReader checksums what is read through it.
+type hashingReader struct {
+	r   io.Reader
+	crc uint32
+	n   int64
+}
+
+func (h *hashingReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.crc = crc32.Update(h.crc, castagnoli, p[:n])
+	h.n += int64(n)
+	return n, err
+}
+
+func (s *arrowSource) scan(ctx context.Context, table string, fn func(arrow.Record) error) error {
+	path := filepath.Join(s.dir, table+".arrow")
+	var want *ManifestTable
+	if s.man != nil {
+		want = s.man.table(table)
+	}
+	return scanArrowFile(ctx, path, defs[table], want, fn)
+}
+
+// scanArrowFile streams the record batches of one Arrow file. A file that is
+// truncated, corrupt, of another table, or different from its manifest entry
+// is an error naming the file; a panic inside the Arrow reader or in
+// decoding a malformed batch is turned into such an error too.
+func scanArrowFile(ctx context.Context, path string, def *tableDef, want *ManifestTable, fn func(arrow.Record) error) (err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening table: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("opening table: %w", err)
+	}
+	size := info.Size()
+	if want != nil && size != want.Bytes {
+		return fmt.Errorf("%s: %d bytes, manifest says %d: truncated or replaced", path, size, want.Bytes)
+	}
+	tail := make([]byte, len(eos))
+	if size < int64(len(eos)) {
+		return fmt.Errorf("%s: truncated arrow stream (%d bytes)", path, size)
+	}
+	if _, err := f.ReadAt(tail, size-int64(len(eos))); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if !bytes.Equal(tail, eos) {
+		return fmt.Errorf("%s: truncated arrow stream: no end-of-stream marker", path)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: corrupt arrow data: %v", path, r)
+		}
+	}()
+	hr := &hashingReader{r: bufio.NewReaderSize(f, 1<<20)}
+	rdr, err := ipc.NewReader(hr, ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return fmt.Errorf("%s: not an arrow stream: %w", path, err)
+	}
+	defer rdr.Release()
+	if err := checkSchema(rdr.Schema(), def); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var rows int64
+	for rdr.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec := rdr.Record()
+		rows += rec.NumRows()
+		if err := checkRecord(rec); err != nil {
+			return fmt.Errorf("%s: record batch at row %d: %w", path, rows-rec.NumRows(), err)
+		}
+		if err := fn(rec); err != nil {
+			if err == errStop {
+				return nil
+			}
+			return err
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return fmt.Errorf("%s: corrupt arrow stream: %w", path, err)
+	}
+	if _, err := io.Copy(io.Discard, hr); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if want != nil {
+		if hr.crc != want.CRC32C {
+			return fmt.Errorf("%s: checksum %08x, manifest says %08x: file is corrupt", path, hr.crc, want.CRC32C)
+		}
+		if rows != want.Rows {
+			return fmt.Errorf("%s: %d rows, manifest says %d", path, rows, want.Rows)
+		}
+	}
+	return nil
+}
+
+// checkSchema verifies that a file holds the expected table.
+func checkSchema(got *arrow.Schema, def *tableDef) error {
+	if got.NumFields() != len(def.cols) {
+		return fmt.Errorf("schema has %d columns, want %d for table %s", got.NumFields(), len(def.cols), def.name)
+	}
+	for i, f := range def.schema.Fields() {
+		g := got.Field(i)
+		if g.Name != f.Name || !arrow.TypeEqual(g.Type, f.Type) {
+			return fmt.Errorf("column %d is %s %s, want %s %s (table %s)", i, g.Name, g.Type, f.Name, f.Type, def.name)
+		}
+	}
+	return nil
+}
+
+// checkRecord verifies what the loader relies on: buffer sizes that match
+// the row count, and dictionary codes inside their dictionaries, so that a
+// corrupt batch is an error rather than a wrong value or an out-of-range read.
+func checkRecord(rec arrow.Record) error {
+	n := int(rec.NumRows())
+	for i, col := range rec.Columns() {
+		if col.Len() != n {
+			return fmt.Errorf("column %d has %d values, want %d", i, col.Len(), n)
+		}
+		switch a := col.(type) {
+		case *array.Int64:
+			if len(a.Int64Values()) != n {
+				return fmt.Errorf("column %d: short value buffer", i)
+			}
+		case *array.Float64:
+			if len(a.Float64Values()) != n {
+				return fmt.Errorf("column %d: short value buffer", i)
+			}
+		case *array.Dictionary:
+			idx, ok := a.Indices().(*array.Int32)
+			if !ok {
+				return fmt.Errorf("column %d: dictionary indices are %s, want int32", i, a.Indices().DataType())
+			}
+			dict, ok := a.Dictionary().(*array.String)
+			if !ok {
+				return fmt.Errorf("column %d: dictionary values are %s, want utf8", i, a.Dictionary().DataType())
+			}
+			if err := checkStrings(dict); err != nil {
+				return fmt.Errorf("column %d: %w", i, err)
+			}
+			codes := idx.Int32Values()
+			if len(codes) != n {
+				return fmt.Errorf("column %d: short index buffer", i)
+			}
+			m := int32(dict.Len())
+			for j, c := range codes {
+				if (c < 0 || c >= m) && a.IsValid(j) {
+					return fmt.Errorf("column %d row %d: dictionary code %d outside [0, %d)", i, j, c, m)
+				}
+			}
+		default:
+			return fmt.Errorf("column %d: unexpected type %s", i, col.DataType())
+		}
+	}
+	return nil
+}
+
+// checkStrings verifies a string array's offsets: non-negative and in order.
+// (The Arrow reader already checks that the last offset is inside the data.)
+func checkStrings(a *array.String) error {
+	if a.Len() == 0 {
+		return nil
+	}
+	offs := a.ValueOffsets()
+	if len(offs) != a.Len()+1 || offs[0] < 0 {
+		return fmt.Errorf("dictionary offsets invalid")
+	}
+	for i := 1; i < len(offs); i++ {
+		if offs[i] < offs[i-1] {
+			return fmt.Errorf("dictionary offsets out of order")
+		}
+	}
+	return nil
+}
+
+// csvSource parses the CSV tables of a directory on every scan: the slow
+// path, used for traces that were not converted and to measure what the
+// Arrow files save.
+type csvSource struct {
+	inputs    map[string]input
+	batchRows int
+}
+
+func openCSVSource(dir string) (*csvSource, error) {
+	inputs, err := findInputs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &csvSource{inputs: inputs, batchRows: 1 << 14}, nil
+}
+
+func (s *csvSource) has(table string) bool { _, ok := s.inputs[table]; return ok }
+
+func (s *csvSource) scan(ctx context.Context, table string, fn func(arrow.Record) error) error {
+	var ts TableSummary
+	err := parseInput(ctx, s.inputs[table], parseOptions{batchRows: s.batchRows}, &ts, fn)
+	if err == errStop {
+		return nil
+	}
+	return err
+}

@@ -34,7 +34,9 @@ type colBuf struct {
 
 // batchBuilder turns accepted rows of one table into Arrow record batches.
 // The record returned by build aliases the builder's buffers: it is valid
-// until the next call to reset.
+// until the next call to reset. Dictionaries are the exception: reset gives
+// each batch new dictionary memory, because an IPC writer keeps the last
+// dictionary it wrote to compare the next one with.
 type batchBuilder struct {
 	def  *tableDef
 	cols []colBuf
@@ -72,8 +74,8 @@ func (b *batchBuilder) reset() {
 		if cb.kind == kString {
 			cb.codes = cb.codes[:0]
 			clear(cb.dict)
-			cb.dictOffs = cb.dictOffs[:1]
-			cb.dictData = cb.dictData[:0]
+			cb.dictOffs = append(make([]int32, 0, cap(cb.dictOffs)), 0)
+			cb.dictData = make([]byte, 0, cap(cb.dictData))
 		}
 	}
 	b.n = 0

@@ -1,12 +1,14 @@
 package dataset
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -195,8 +197,9 @@ type loader struct {
 	machines map[string]int32 // kept machine id -> index in sel
 	sel      []string
 	total    int  // machines in the trace
-	all      bool // every machine kept: pods are not filtered by machine
+	allKept  bool // every machine kept: pods are not filtered by machine
 
+	all   []sim.PodSpec // every pod before the load factor
 	units []unit
 	nodes []sim.NodeSpec
 	evs   []sim.MachineEvent
@@ -205,10 +208,11 @@ type loader struct {
 }
 
 // unit is what the load factor replicates: one online container, or the pods
-// of one batch job. After holds indices into pods.
+// of one batch job. pods indexes loader.all; a pod's After holds positions
+// in pods.
 type unit struct {
 	key  string
-	pods []sim.PodSpec
+	pods []int32
 }
 
 func load(ctx context.Context, src source, opts LoadOptions) (*sim.Workload, loadStats, error) {
@@ -332,7 +336,7 @@ func (l *loader) loadMachines() error {
 		k = len(ids)
 	}
 	l.sel = ids
-	l.all = k == len(ids)
+	l.allKept = k == len(ids)
 	if k < len(ids) {
 		rng := rand.New(rand.NewPCG(l.opts.Seed, 0x6d616368696e6573)) // stream "machines"
 		perm := rng.Perm(len(ids))[:k]
@@ -426,7 +430,7 @@ func (l *loader) machineCodes(c strCol, dst []int32) []int32 {
 // with every machine kept, it is true even for machines missing from
 // machine_meta and for rows without a machine.
 func (l *loader) onKept(mach strCol, codes []int32, i int) bool {
-	if l.all {
+	if l.allKept {
 		return true
 	}
 	mc := mach.code(i)
@@ -544,8 +548,9 @@ func (l *loader) loadContainers() error {
 		if r.mem > 0 {
 			p.Requests.Mem = l.memMiB(r.mem)
 		}
-		podOf[n] = int32(len(l.units))
-		l.units = append(l.units, unit{key: "c/" + n, pods: []sim.PodSpec{p}})
+		podOf[n] = int32(len(l.all))
+		l.units = append(l.units, unit{key: "c/" + n, pods: []int32{int32(len(l.all))}})
+		l.all = append(l.all, p)
 	}
 	l.st.online = len(podOf)
 	if len(podOf) == 0 || !l.src.has(ContainerUsage) {
@@ -555,7 +560,7 @@ func (l *loader) loadContainers() error {
 }
 
 func (l *loader) loadContainerUsage(podOf map[string]int32) error {
-	first := len(l.units) - len(podOf)
+	first := len(l.all) - len(podOf)
 	accs := make([][]usageAcc, len(podOf))
 	step := l.opts.UsageStep
 	err := l.src.scan(l.ctx, ContainerUsage, func(rec arrow.Record) error {
@@ -579,7 +584,7 @@ func (l *loader) loadContainerUsage(podOf map[string]int32) error {
 				continue
 			}
 			t := sim.Time(math.Round(ts * 1000))
-			p := &l.units[first+int(k)].pods[0]
+			p := &l.all[first+int(k)]
 			rel := t - l.from - p.Arrival
 			if rel < 0 || t >= l.to {
 				continue
@@ -609,7 +614,7 @@ func (l *loader) loadContainerUsage(podOf map[string]int32) error {
 		if len(as) == 0 {
 			continue
 		}
-		p := &l.units[first+k].pods[0]
+		p := &l.all[first+k]
 		p.Usage = usageProfile(as, step, p.Requests)
 	}
 	return nil
@@ -755,8 +760,7 @@ func (l *loader) loadInstances() error {
 			return err
 		}
 	}
-	byJob := make(map[string][]jobPod)
-	var jobOrder []string
+	bp := newBatchPods(l.all, len(insts))
 	for _, r := range insts {
 		plan := plans[r.key]
 		cpu, mem := plan[0], plan[1]
@@ -787,20 +791,10 @@ func (l *loader) loadInstances() error {
 			}
 			p.Usage = []sim.UsagePoint{{Offset: 0, Use: use}}
 		}
-		if _, ok := byJob[r.key.job]; !ok {
-			jobOrder = append(jobOrder, r.key.job)
-		}
-		byJob[r.key.job] = append(byJob[r.key.job], jobPod{p, r.key.task})
-		l.st.batch++
+		bp.add(p, r.key.job, r.key.task)
 	}
-	l.addJobs(jobOrder, byJob)
+	l.addJobs(bp)
 	return nil
-}
-
-// jobPod is a batch pod with its task name, before DAG linking.
-type jobPod struct {
-	pod  sim.PodSpec
-	task string
 }
 
 func firstNumber(vs ...float64) float64 {
@@ -812,12 +806,40 @@ func firstNumber(vs ...float64) float64 {
 	return math.NaN()
 }
 
+// batchPods collects batch pods in trace order with their job and task.
+type batchPods struct {
+	first int // pods[:first] were loaded before
+	pods  []sim.PodSpec
+	tasks []string
+	job   []int32
+	jobs  []string // by first appearance
+	index map[string]int32
+}
+
+// newBatchPods starts a collection that appends to all (the pods loaded so
+// far), with room for n more.
+func newBatchPods(all []sim.PodSpec, n int) *batchPods {
+	return &batchPods{first: len(all), pods: slices.Grow(all, n), tasks: make([]string, 0, n), job: make([]int32, 0, n), index: make(map[string]int32)}
+}
+
+// add appends a pod; job and task must not alias batch memory.
+func (b *batchPods) add(p sim.PodSpec, job, task string) {
+	j, ok := b.index[job]
+	if !ok {
+		j = int32(len(b.jobs))
+		b.jobs = append(b.jobs, job)
+		b.index[job] = j
+	}
+	b.pods = append(b.pods, p)
+	b.tasks = append(b.tasks, task)
+	b.job = append(b.job, j)
+}
+
 // loadTasks expands batch_task rows into instance_num pods each, keeping
 // each pod with probability K/machines (every pod when all machines are kept).
 func (l *loader) loadTasks() error {
 	keep := float64(len(l.sel)) / float64(max(l.total, 1))
-	byJob := make(map[string][]jobPod)
-	var jobOrder []string
+	bp := newBatchPods(l.all, 0)
 	err := l.src.scan(l.ctx, BatchTask, func(rec arrow.Record) error {
 		task, num, job := strColumn(rec, btTask), intColumn(rec, btInstances), strColumn(rec, btJob)
 		start, end, cpu, mem := intColumn(rec, btStart), intColumn(rec, btEnd), realColumn(rec, btCPU), realColumn(rec, btMem)
@@ -869,9 +891,10 @@ func (l *loader) loadTasks() error {
 			// on the row order.
 			rng := rand.New(rand.NewPCG(l.opts.Seed, hashStrings(jn, tn)))
 			jobName := jn
-			if _, ok := byJob[jn]; !ok {
+			if j, ok := bp.index[jn]; ok {
+				jobName = bp.jobs[j]
+			} else {
 				jobName = strings.Clone(jn)
-				jobOrder = append(jobOrder, jobName)
 			}
 			taskName := strings.Clone(tn)
 			prefix := jobName + "/" + taskName + "/"
@@ -881,8 +904,7 @@ func (l *loader) loadTasks() error {
 				}
 				p := sim.PodSpec{Name: prefix + strconv.FormatInt(k, 10), Group: jobName, Arrival: t - l.from,
 					Duration: dur, Priority: sim.Low, Requests: sim.Resources{CPU: milliCPU(c), Mem: l.memMiB(m)}}
-				byJob[jobName] = append(byJob[jobName], jobPod{p, taskName})
-				l.st.batch++
+				bp.add(p, jobName, taskName)
 			}
 		}
 		return nil
@@ -890,7 +912,7 @@ func (l *loader) loadTasks() error {
 	if err != nil {
 		return err
 	}
-	l.addJobs(jobOrder, byJob)
+	l.addJobs(bp)
 	return nil
 }
 
@@ -904,30 +926,45 @@ func hashStrings(ss ...string) uint64 {
 	return h.Sum64()
 }
 
-// addJobs turns each job's pods into a unit, filling After when DAG is on.
-func (l *loader) addJobs(order []string, byJob map[string][]jobPod) {
-	for _, j := range order {
-		jps := byJob[j]
-		pods := make([]sim.PodSpec, len(jps))
-		tasks := make([]string, len(jps))
-		for i := range jps {
-			pods[i], tasks[i] = jps[i].pod, jps[i].task
-		}
-		if l.opts.DAG && !linkDAG(pods, tasks) {
+// addJobs groups the batch pods by job (jobs in order of first appearance,
+// pods in trace order) into one unit per job, filling After when DAG is on.
+func (l *loader) addJobs(bp *batchPods) {
+	l.st.batch += len(bp.job)
+	first := int32(bp.first)
+	l.all = bp.pods
+	start := make([]int32, len(bp.jobs)+1)
+	for _, j := range bp.job {
+		start[j+1]++
+	}
+	for j := range bp.jobs {
+		start[j+1] += start[j]
+	}
+	idx := make([]int32, len(bp.job))
+	tasks := make([]string, len(bp.job))
+	next := append([]int32(nil), start[:len(bp.jobs)]...)
+	for i, j := range bp.job {
+		idx[next[j]], tasks[next[j]] = first+int32(i), bp.tasks[i]
+		next[j]++
+	}
+	for j, name := range bp.jobs {
+		ps := idx[start[j]:start[j+1]:start[j+1]]
+		if l.opts.DAG && !linkDAG(l.all, ps, tasks[start[j]:start[j+1]]) {
 			l.st.skip(skipDAGCycle)
 		}
-		l.units = append(l.units, unit{key: "j/" + j, pods: pods})
+		l.units = append(l.units, unit{key: "j/" + name, pods: ps})
 	}
 }
 
-// linkDAG fills After for the pods of one job (tasks[i] is pods[i]'s task
-// name): every pod of a task waits for every pod of the tasks named as its
-// dependencies. Pods of one task share one After slice. Dependencies on tasks
-// without pods here are ignored. A job whose dependencies form a cycle keeps
-// no dependencies (linkDAG reports false).
-func linkDAG(pods []sim.PodSpec, tasks []string) bool {
+// linkDAG fills After for the pods of one job, all[idx[i]] for each i, whose
+// task names are tasks[i]: every pod of a task waits for every pod of the
+// tasks named as its dependencies, After holding positions in idx. Pods of
+// one task share one After slice. Dependencies on tasks without pods here are
+// ignored. A job whose dependencies form a cycle keeps no dependencies
+// (linkDAG reports false).
+func linkDAG(all []sim.PodSpec, idx []int32, tasks []string) bool {
+	pods := len(idx)
 	byID := make(map[int][]int32)
-	ids := make([]int, len(pods))
+	ids := make([]int, pods)
 	deps := make(map[int][]int)
 	for i := range pods {
 		id, d, ok := parseTaskName(tasks[i])
@@ -984,7 +1021,7 @@ func linkDAG(pods []sim.PodSpec, tasks []string) bool {
 	}
 	for i := range pods {
 		if ids[i] >= 0 {
-			pods[i].After = after[ids[i]]
+			all[idx[i]].After = after[ids[i]]
 		}
 	}
 	return true
@@ -1005,8 +1042,10 @@ func compactInt32(a []int32) []int32 {
 
 // ---- load factor and final order ----
 
-// replicate applies the load factor to the units and returns the pods sorted
-// by (arrival, name), with After rewritten to the final indices.
+// replicate applies the load factor to the units and returns the pods
+// sorted by arrival; ties keep a fixed order (unit key, then trace order,
+// then copy). After is rewritten to the final indices, and pods that shared
+// an After slice still share one.
 func (l *loader) replicate() []sim.PodSpec {
 	sort.SliceStable(l.units, func(i, j int) bool { return l.units[i].key < l.units[j].key })
 	f := l.opts.LoadFactor
@@ -1016,8 +1055,15 @@ func (l *loader) replicate() []sim.PodSpec {
 	if l.opts.Window.To != 0 {
 		end = l.opts.Window.To - l.opts.Window.From
 	}
-	var pods []sim.PodSpec
-	for _, u := range l.units {
+	// one block per (unit, copy), in pre-order
+	type block struct {
+		u, copy int32
+		base    int32 // pre-order index of its first pod
+		shift   sim.Time
+	}
+	var blocks []block
+	n := 0
+	for ui, u := range l.units {
 		copies := int(whole)
 		if frac > 0 && rng.Float64() < frac {
 			copies++
@@ -1027,65 +1073,62 @@ func (l *loader) replicate() []sim.PodSpec {
 			if c > 0 && l.opts.Jitter > 0 {
 				shift = sim.Time(rng.Int64N(int64(l.opts.Jitter)))
 			}
-			base := int32(len(pods))
-			shifted := make(map[*int32][]int32) // one After slice per task and copy
-			for _, p := range u.pods {
-				if c > 0 {
-					p.Name += "#" + strconv.Itoa(c)
-					p.Arrival += shift
-					if end > 0 && p.Arrival >= end {
-						p.Arrival = end - 1
-					}
-				}
-				if len(p.After) > 0 {
-					a, ok := shifted[&p.After[0]]
-					if !ok {
-						a = make([]int32, len(p.After))
-						for i, d := range p.After {
-							a[i] = d + base
-						}
-						shifted[&p.After[0]] = a
-					}
-					p.After = a
-				}
-				pods = append(pods, p)
+			blocks = append(blocks, block{u: int32(ui), copy: int32(c), base: int32(n), shift: shift})
+			n += len(u.pods)
+		}
+	}
+	type ref struct {
+		arrival sim.Time
+		pre     int32
+		block   int32
+	}
+	refs := make([]ref, 0, n)
+	for bi, b := range blocks {
+		for i, k := range l.units[b.u].pods {
+			a := l.all[k].Arrival + b.shift
+			if b.copy > 0 && end > 0 && a >= end {
+				a = end - 1
 			}
+			refs = append(refs, ref{arrival: a, pre: b.base + int32(i), block: int32(bi)})
 		}
 	}
-	// final order: arrival, then name; After follows the permutation
-	order := make([]int32, len(pods))
-	for i := range order {
-		order[i] = int32(i)
-	}
-	sort.SliceStable(order, func(i, j int) bool {
-		a, b := &pods[order[i]], &pods[order[j]]
-		if a.Arrival != b.Arrival {
-			return a.Arrival < b.Arrival
+	slices.SortFunc(refs, func(a, b ref) int {
+		if c := cmp.Compare(a.arrival, b.arrival); c != 0 {
+			return c
 		}
-		return a.Name < b.Name
+		return cmp.Compare(a.pre, b.pre)
 	})
-	newIdx := make([]int32, len(pods))
-	for n, o := range order {
-		newIdx[o] = int32(n)
+	final := make([]int32, n) // pre-order index -> final index
+	for i, r := range refs {
+		final[r.pre] = int32(i)
 	}
-	out := make([]sim.PodSpec, len(pods))
-	remapped := make(map[*int32][]int32) // shared After slices stay shared
-	for n, o := range order {
-		p := pods[o]
+	out := make([]sim.PodSpec, n)
+	type afterKey struct {
+		block int32
+		first *int32
+	}
+	remapped := make(map[afterKey][]int32)
+	for i, r := range refs {
+		b := blocks[r.block]
+		p := l.all[l.units[b.u].pods[r.pre-b.base]]
+		p.Arrival = r.arrival
+		if b.copy > 0 {
+			p.Name += "#" + strconv.Itoa(int(b.copy))
+		}
 		if len(p.After) > 0 {
-			key := &p.After[0]
-			a, ok := remapped[key]
+			k := afterKey{r.block, &p.After[0]}
+			a, ok := remapped[k]
 			if !ok {
 				a = make([]int32, len(p.After))
-				for i, d := range p.After {
-					a[i] = newIdx[d]
+				for j, d := range p.After {
+					a[j] = final[b.base+d]
 				}
-				sort.Slice(a, func(i, j int) bool { return a[i] < a[j] })
-				remapped[key] = a
+				slices.Sort(a)
+				remapped[k] = a
 			}
 			p.After = a
 		}
-		out[n] = p
+		out[i] = p
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"unsafe"
@@ -30,6 +31,10 @@ type colBuf struct {
 	dict     map[string]int32
 	dictOffs []int32
 	dictData []byte
+	// the previous row's value and code: trace tables often repeat an id
+	// on consecutive rows, which then skips the map
+	last     []byte
+	lastCode int32
 }
 
 // batchBuilder turns accepted rows of one table into Arrow record batches.
@@ -57,6 +62,7 @@ func newBatchBuilder(def *tableDef, capRows int) *batchBuilder {
 		case kString:
 			cb.codes = make([]int32, 0, capRows)
 			cb.dict = make(map[string]int32)
+			cb.lastCode = -1
 			cb.dictOffs = append(make([]int32, 0, 1024), 0)
 		}
 	}
@@ -74,6 +80,7 @@ func (b *batchBuilder) reset() {
 		if cb.kind == kString {
 			cb.codes = cb.codes[:0]
 			clear(cb.dict)
+			cb.lastCode = -1
 			cb.dictOffs = append(make([]int32, 0, cap(cb.dictOffs)), 0)
 			cb.dictData = make([]byte, 0, cap(cb.dictData))
 		}
@@ -105,13 +112,18 @@ func (b *batchBuilder) appendRow(row []cell) {
 		case kString:
 			var code int32
 			if !c.null {
-				var ok bool
-				code, ok = cb.dict[string(c.s)]
-				if !ok {
-					code = int32(len(cb.dictOffs) - 1)
-					cb.dict[string(c.s)] = code
-					cb.dictData = append(cb.dictData, c.s...)
-					cb.dictOffs = append(cb.dictOffs, int32(len(cb.dictData)))
+				if cb.lastCode >= 0 && bytes.Equal(c.s, cb.last) {
+					code = cb.lastCode
+				} else {
+					var ok bool
+					code, ok = cb.dict[string(c.s)]
+					if !ok {
+						code = int32(len(cb.dictOffs) - 1)
+						cb.dict[string(c.s)] = code
+						cb.dictData = append(cb.dictData, c.s...)
+						cb.dictOffs = append(cb.dictOffs, int32(len(cb.dictData)))
+					}
+					cb.last, cb.lastCode = append(cb.last[:0], c.s...), code
 				}
 			}
 			cb.codes = append(cb.codes, code)

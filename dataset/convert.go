@@ -272,30 +272,39 @@ func (h *hashingWriter) Write(p []byte) (int, error) {
 }
 
 func convertTable(ctx context.Context, in input, outDir string, opts ConvertOptions, progress func(int64)) (TableSummary, error) {
-	def := defs[in.table]
 	out := filepath.Join(outDir, in.table+".arrow")
 	ts := TableSummary{Table: in.table, Input: in.path, Output: out}
 	err := writeAtomic(out, func(f io.Writer) error {
-		hw := &hashingWriter{w: f, crc: crc32.New(castagnoli)}
-		w := ipc.NewWriter(hw, ipcOptions(def, opts.Compression)...)
-		po := parseOptions{batchRows: opts.BatchRows, strict: opts.Strict, maxSamples: opts.MaxSamples, progress: progress}
-		err := parseInput(ctx, in, po, &ts, func(rec arrow.Record) error {
-			if err := w.Write(rec); err != nil {
-				return fmt.Errorf("%s: writing record batch: %w", out, err)
-			}
-			return nil
+		return encodeTable(ctx, defs[in.table], f, out, opts, &ts, func(fn func(string, io.Reader) error) error {
+			return in.members(progress, fn)
 		})
-		if err != nil {
-			w.Close()
-			return err
-		}
-		if err := w.Close(); err != nil {
-			return fmt.Errorf("%s: closing arrow stream: %w", out, err)
-		}
-		ts.Bytes, ts.CRC32C = hw.n, hw.crc.Sum32()
-		return nil
 	})
 	return ts, err
+}
+
+// encodeTable parses the CSV streams of one table and writes them to w as an
+// Arrow IPC stream, recording counts, size and checksum in ts. out names w in
+// errors.
+func encodeTable(ctx context.Context, def *tableDef, w io.Writer, out string, opts ConvertOptions, ts *TableSummary,
+	members func(fn func(string, io.Reader) error) error) error {
+	hw := &hashingWriter{w: w, crc: crc32.New(castagnoli)}
+	aw := ipc.NewWriter(hw, ipcOptions(def, opts.Compression)...)
+	po := parseOptions{batchRows: opts.BatchRows, strict: opts.Strict, maxSamples: opts.MaxSamples}
+	err := parseMembers(ctx, def, po, ts, func(rec arrow.Record) error {
+		if err := aw.Write(rec); err != nil {
+			return fmt.Errorf("%s: writing record batch: %w", out, err)
+		}
+		return nil
+	}, members)
+	if err != nil {
+		aw.Close()
+		return err
+	}
+	if err := aw.Close(); err != nil {
+		return fmt.Errorf("%s: closing arrow stream: %w", out, err)
+	}
+	ts.Bytes, ts.CRC32C = hw.n, hw.crc.Sum32()
+	return nil
 }
 
 // writeAtomic writes path through fill into a temporary file in the same
@@ -316,6 +325,9 @@ func writeAtomic(path string, fill func(io.Writer) error) (err error) {
 		return err
 	}
 	if err = bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {

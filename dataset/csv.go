@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
 )
@@ -188,22 +189,62 @@ type parseOptions struct {
 // sink, updating sum. In strict mode the first malformed row is an error
 // (a *MalformedError); otherwise it is counted and skipped.
 func parseInput(ctx context.Context, in input, po parseOptions, sum *TableSummary, sink rowSink) error {
-	def := defs[in.table]
-	bb := newBatchBuilder(def, po.batchRows)
+	return parseMembers(ctx, defs[in.table], po, sum, sink, func(fn func(string, io.Reader) error) error {
+		return in.members(po.progress, fn)
+	})
+}
+
+// parseMembers parses the CSV streams that members hands to its callback,
+// as one table: record batches run across member boundaries. Parsing and the
+// sink run in two goroutines, handing over two batch builders in turn, so
+// memory stays at two batches; sink is called from one goroutine at a time.
+func parseMembers(ctx context.Context, def *tableDef, po parseOptions, sum *TableSummary, sink rowSink,
+	members func(fn func(name string, r io.Reader) error) error) (err error) {
+	free := make(chan *batchBuilder, 2)
+	free <- newBatchBuilder(def, po.batchRows)
+	free <- newBatchBuilder(def, po.batchRows)
+	work := make(chan *batchBuilder, 1)
+	done := make(chan struct{})
+	var sinkErr error
+	var failed atomic.Bool
+	go func() {
+		defer close(done)
+		for b := range work {
+			if sinkErr == nil {
+				rec := b.build()
+				sinkErr = sink(rec)
+				rec.Release()
+				if sinkErr != nil {
+					failed.Store(true)
+				}
+			}
+			b.reset()
+			free <- b
+		}
+	}()
+	defer func() {
+		close(work)
+		<-done
+		if err == nil || errors.Is(err, errSinkFailed) {
+			err = sinkErr
+		}
+	}()
+	bb := <-free
 	row := make([]cell, len(def.cols))
 	fields := make([][]byte, 0, len(def.cols)+1)
 	flush := func() error {
 		if bb.n == 0 {
 			return nil
 		}
-		rec := bb.build()
-		err := sink(rec)
-		rec.Release()
-		bb.reset()
-		return err
+		work <- bb
+		bb = <-free
+		if failed.Load() {
+			return errSinkFailed
+		}
+		return nil
 	}
-	return in.members(po.progress, func(name string, r io.Reader) error {
-		br := bufio.NewReaderSize(r, 1<<20)
+	err = members(func(name string, r io.Reader) error {
+		br := bufio.NewReaderSize(r, maxLine)
 		var line int64
 		for {
 			raw, err := br.ReadSlice('\n')
@@ -223,6 +264,9 @@ func parseInput(ctx context.Context, in input, po parseOptions, sum *TableSummar
 				if e := sum.malformed(po, &MalformedError{File: name, Line: line, Reason: ReasonLong,
 					Detail: fmt.Sprintf("longer than %d bytes", maxLine)}); e != nil {
 					return e
+				}
+				if err == io.EOF {
+					break
 				}
 				continue
 			}
@@ -267,9 +311,17 @@ func parseInput(ctx context.Context, in input, po parseOptions, sum *TableSummar
 				break
 			}
 		}
-		return flush()
+		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return flush()
 }
+
+// errSinkFailed stops the parser once the sink has failed; the sink's own
+// error is what parseMembers returns.
+var errSinkFailed = errors.New("sink failed")
 
 // malformed records a dropped row, or returns it as an error in strict mode.
 func (s *TableSummary) malformed(po parseOptions, me *MalformedError) error {

@@ -129,6 +129,40 @@ func Load(dir string, opts LoadOptions) (*sim.Workload, error) {
 	return w, nil
 }
 
+// LoadSplit loads every window of ws, after checking that the windows are
+// valid and that no training window overlaps a test window (an error wrapping
+// ErrOverlap). opts.Window and opts.Name are set per window.
+func LoadSplit(dir string, ws Windows, opts LoadOptions) (train, test []*sim.Workload, err error) {
+	if err := ws.Validate(); err != nil {
+		return nil, nil, err
+	}
+	src, err := openArrowSource(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	loadAll := func(set []Window) ([]*sim.Workload, error) {
+		var out []*sim.Workload
+		for _, w := range set {
+			o := opts
+			o.Window, o.Name = w, ""
+			wl, st, err := load(context.Background(), src, o)
+			if err != nil {
+				return nil, fmt.Errorf("window %s: %w", w, err)
+			}
+			st.log(wl)
+			out = append(out, wl)
+		}
+		return out, nil
+	}
+	if train, err = loadAll(ws.Train); err != nil {
+		return nil, nil, err
+	}
+	if test, err = loadAll(ws.Test); err != nil {
+		return nil, nil, err
+	}
+	return train, test, nil
+}
+
 // LoadCSV builds the same workload as Load straight from the CSV tables in
 // dir, parsing them again on every call. It is the slow path; convert once
 // and use Load.

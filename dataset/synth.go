@@ -157,6 +157,10 @@ func (sw *synthWriters) commit() error {
 			sw.abort()
 			return fmt.Errorf("writing %s: %w", t, err)
 		}
+		if err := f.Chmod(0o644); err != nil {
+			sw.abort()
+			return fmt.Errorf("writing %s: %w", t, err)
+		}
 		if err := f.Close(); err != nil {
 			sw.abort()
 			return fmt.Errorf("writing %s: %w", t, err)

@@ -182,7 +182,8 @@ func LoadCSV(dir string, opts LoadOptions) (*sim.Workload, error) {
 // loadStats counts what the loader kept and why it skipped rows.
 type loadStats struct {
 	machines, selected int
-	online, batch      int // pods before the load factor
+	selectedIDs        []string // kept machines, sorted
+	online, batch      int      // pods before the load factor
 	rows               int64
 	skipped            map[string]int64
 }
@@ -381,6 +382,7 @@ func (l *loader) loadMachines() error {
 		}
 	}
 	l.st.selected = len(l.sel)
+	l.st.selectedIDs = l.sel
 	l.machines = make(map[string]int32, len(l.sel))
 	for i, id := range l.sel {
 		l.machines[id] = int32(i)

@@ -11,6 +11,7 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +19,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 )
@@ -84,6 +86,25 @@ type TableSummary struct {
 	Bytes int64
 	// CRC32C is the Castagnoli checksum of the Arrow file.
 	CRC32C uint32
+	// Batches describes each record batch of the Arrow file.
+	Batches []BatchInfo
+}
+
+// BatchInfo locates one record batch in an Arrow file: the bytes of its
+// messages (its dictionaries, then the batch; the first also holds the
+// schema) with their checksum, its rows, and the range of the table's
+// window time column (seconds; Timed is false when no row has a time).
+// Load verifies the checksum of every batch it reads and skips batches whose
+// times fall outside the window.
+type BatchInfo struct {
+	Offset    int64   `json:"offset"`
+	Bytes     int64   `json:"bytes"`
+	CRC32C    uint32  `json:"crc32c"`
+	Rows      int64   `json:"rows"`
+	Timed     bool    `json:"timed,omitempty"`
+	MinTime   float64 `json:"min_time,omitempty"`
+	MaxTime   float64 `json:"max_time,omitempty"`
+	NullTimes int64   `json:"null_times,omitempty"`
 }
 
 // DroppedTotal returns the number of rows dropped for any reason.
@@ -136,6 +157,9 @@ type ManifestTable struct {
 	MaxTime int64            `json:"max_time_seconds"`
 	Read    int64            `json:"rows_read"`
 	Dropped map[string]int64 `json:"rows_dropped,omitempty"`
+	// Compression of the Arrow buffers ("" for none).
+	Compression string      `json:"compression,omitempty"`
+	Batches     []BatchInfo `json:"batches"`
 }
 
 // Manifest format identifiers.
@@ -231,8 +255,13 @@ func Convert(ctx context.Context, inDir, outDir string, opts ConvertOptions) (Su
 			opts.Logger.Warn("malformed row dropped", "table", ts.Table, "row", s)
 		}
 		sum.Tables = append(sum.Tables, ts)
+		comp := opts.Compression
+		if comp == "none" {
+			comp = ""
+		}
 		m.Tables = append(m.Tables, ManifestTable{Table: ts.Table, File: ts.Table + ".arrow", Rows: ts.Kept,
-			Bytes: ts.Bytes, CRC32C: ts.CRC32C, MaxTime: ts.MaxTime, Read: ts.Read, Dropped: ts.Dropped})
+			Bytes: ts.Bytes, CRC32C: ts.CRC32C, MaxTime: ts.MaxTime, Read: ts.Read, Dropped: ts.Dropped,
+			Compression: comp, Batches: ts.Batches})
 		m.Span = max(m.Span, ts.MaxTime)
 	}
 	b, err := json.MarshalIndent(&m, "", "  ")
@@ -257,16 +286,19 @@ func ipcOptions(def *tableDef, compression string) []ipc.Option {
 	return o
 }
 
-// hashingWriter checksums and counts what it writes.
+// hashingWriter checksums and counts what it writes, over the whole file
+// and since the last batch mark.
 type hashingWriter struct {
-	w   io.Writer
-	crc hash.Hash32
-	n   int64
+	w    io.Writer
+	crc  hash.Hash32
+	part uint32
+	n    int64
 }
 
 func (h *hashingWriter) Write(p []byte) (int, error) {
 	n, err := h.w.Write(p)
 	h.crc.Write(p[:n])
+	h.part = crc32.Update(h.part, castagnoli, p[:n])
 	h.n += int64(n)
 	return n, err
 }
@@ -291,9 +323,16 @@ func encodeTable(ctx context.Context, def *tableDef, w io.Writer, out string, op
 	aw := ipc.NewWriter(hw, ipcOptions(def, opts.Compression)...)
 	po := parseOptions{batchRows: opts.BatchRows, strict: opts.Strict, maxSamples: opts.MaxSamples}
 	err := parseMembers(ctx, def, po, ts, func(rec arrow.Record) error {
+		bi := BatchInfo{Offset: hw.n, Rows: rec.NumRows()}
+		if def.window >= 0 {
+			timeStats(rec.Column(def.window), &bi)
+		}
+		hw.part = 0
 		if err := aw.Write(rec); err != nil {
 			return fmt.Errorf("%s: writing record batch: %w", out, err)
 		}
+		bi.Bytes, bi.CRC32C = hw.n-bi.Offset, hw.part
+		ts.Batches = append(ts.Batches, bi)
 		return nil
 	}, members)
 	if err != nil {
@@ -305,6 +344,29 @@ func encodeTable(ctx context.Context, def *tableDef, w io.Writer, out string, op
 	}
 	ts.Bytes, ts.CRC32C = hw.n, hw.crc.Sum32()
 	return nil
+}
+
+// timeStats records the range and null count of a time column.
+func timeStats(col arrow.Array, bi *BatchInfo) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	switch a := col.(type) {
+	case *array.Int64:
+		for i, v := range a.Int64Values() {
+			if a.IsValid(i) {
+				lo, hi = math.Min(lo, float64(v)), math.Max(hi, float64(v))
+			}
+		}
+	case *array.Float64:
+		for i, v := range a.Float64Values() {
+			if a.IsValid(i) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	bi.NullTimes = int64(col.NullN())
+	if lo <= hi {
+		bi.Timed, bi.MinTime, bi.MaxTime = true, lo, hi
+	}
 }
 
 // writeAtomic writes path through fill into a temporary file in the same

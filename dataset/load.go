@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -317,7 +318,7 @@ func (l *loader) loadMachines() error {
 		intern[v] = v
 		return v
 	}
-	err := l.src.scan(l.ctx, MachineMeta, func(rec arrow.Record) error {
+	err := l.src.scan(l.ctx, MachineMeta, allRows, func(rec arrow.Record) error {
 		id, tm := strColumn(rec, mmMachine), intColumn(rec, mmTime)
 		fd1, fd2 := intColumn(rec, mmDomain1), strColumn(rec, mmDomain2)
 		cpu, mem, status := intColumn(rec, mmCPU), intColumn(rec, mmMem), strColumn(rec, mmStatus)
@@ -497,7 +498,7 @@ type usageAcc struct {
 func (l *loader) loadContainers() error {
 	accs := make(map[string]*containerAcc)
 	apps := make(map[string]string)
-	err := l.src.scan(l.ctx, ContainerMeta, func(rec arrow.Record) error {
+	err := l.src.scan(l.ctx, ContainerMeta, allRows, func(rec arrow.Record) error {
 		id, mach, tm := strColumn(rec, cmContainer), strColumn(rec, cmMachine), intColumn(rec, cmTime)
 		app, req, lim, mem := strColumn(rec, cmApp), intColumn(rec, cmCPURequest), intColumn(rec, cmCPULimit), realColumn(rec, cmMem)
 		l.dict = l.machineCodes(mach, l.dict)
@@ -599,7 +600,7 @@ func (l *loader) loadContainerUsage(podOf map[string]int32) error {
 	first := len(l.all) - len(podOf)
 	accs := make([][]usageAcc, len(podOf))
 	step := l.opts.UsageStep
-	err := l.src.scan(l.ctx, ContainerUsage, func(rec arrow.Record) error {
+	err := l.src.scan(l.ctx, ContainerUsage, window(l.from, l.to), func(rec arrow.Record) error {
 		id, tm := strColumn(rec, cuContainer), realColumn(rec, cuTime)
 		cpu, mem := intColumn(rec, cuCPU), intColumn(rec, cuMem)
 		l.dict = id.mapDict(l.dict, func(s string) int32 {
@@ -701,7 +702,7 @@ type instanceRec struct {
 }
 
 func (l *loader) loadInstances() error {
-	var insts []instanceRec
+	var insts chunked[instanceRec]
 	intern := make(map[string]string)
 	in := func(s string) string {
 		if v, ok := intern[s]; ok {
@@ -711,11 +712,26 @@ func (l *loader) loadInstances() error {
 		intern[v] = v
 		return v
 	}
-	err := l.src.scan(l.ctx, BatchInstance, func(rec arrow.Record) error {
+	// per batch, the interned job and task name of each dictionary code,
+	// filled on first use
+	var jobNames, taskNames []string
+	interned := func(c strCol, i int, cache []string) (string, bool) {
+		k := c.code(i)
+		if k < 0 {
+			return "", false
+		}
+		if cache[k] == "" {
+			cache[k] = in(c.dict.Value(int(k)))
+		}
+		return cache[k], true
+	}
+	err := l.src.scan(l.ctx, BatchInstance, window(l.from, l.to), func(rec arrow.Record) error {
 		name, task, job := strColumn(rec, biInstance), strColumn(rec, biTask), strColumn(rec, biJob)
 		start, end, mach := intColumn(rec, biStart), intColumn(rec, biEnd), strColumn(rec, biMachine)
 		cpuAvg, cpuMax, memAvg, memMax := realColumn(rec, biCPUAvg), realColumn(rec, biCPUMax), realColumn(rec, biMemAvg), realColumn(rec, biMemMax)
 		l.dict = l.machineCodes(mach, l.dict)
+		jobNames = append(jobNames[:0], make([]string, job.dict.Len())...)
+		taskNames = append(taskNames[:0], make([]string, task.dict.Len())...)
 		for i := range int(rec.NumRows()) {
 			l.st.rows++
 			if !l.onKept(mach, l.dict, i) {
@@ -734,13 +750,13 @@ func (l *loader) loadInstances() error {
 				l.st.skip(skipStartZero)
 				continue
 			}
-			jn, ok1 := job.value(i)
-			tn, ok2 := task.value(i)
+			jn, ok1 := interned(job, i, jobNames)
+			tn, ok2 := interned(task, i, taskNames)
 			if !ok1 || !ok2 {
 				l.st.skip(skipNoID)
 				continue
 			}
-			r := instanceRec{key: taskKey{in(jn), in(tn)}, arrival: t - l.from,
+			r := instanceRec{key: taskKey{jn, tn}, arrival: t - l.from,
 				cpuAvg: cpuAvg.getOrNaN(i), cpuMax: cpuMax.getOrNaN(i), memAvg: memAvg.getOrNaN(i), memMax: memMax.getOrNaN(i)}
 			if e, ok := end.get(i); ok && e != 0 {
 				if e < s {
@@ -752,21 +768,25 @@ func (l *loader) loadInstances() error {
 			if v, ok := name.value(i); ok {
 				r.name = strings.Clone(v)
 			}
-			insts = append(insts, r)
+			insts.add(r)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	plans := make(map[taskKey][2]float64)
+	// plans holds pointers so that updates never store a key that aliases
+	// batch memory (assigning to an existing key replaces the stored key)
+	plans := make(map[taskKey]*[2]float64)
 	jobs := make(map[string]bool)
-	for _, r := range insts {
-		plans[r.key] = [2]float64{math.NaN(), math.NaN()}
+	for _, r := range insts.all() {
+		if plans[r.key] == nil {
+			plans[r.key] = &[2]float64{math.NaN(), math.NaN()}
+		}
 		jobs[r.key.job] = true
 	}
-	if len(insts) > 0 && l.src.has(BatchTask) {
-		err := l.src.scan(l.ctx, BatchTask, func(rec arrow.Record) error {
+	if insts.n > 0 && l.src.has(BatchTask) {
+		err := l.src.scan(l.ctx, BatchTask, allRows, func(rec arrow.Record) error {
 			task, job, cpu, mem := strColumn(rec, btTask), strColumn(rec, btJob), realColumn(rec, btCPU), realColumn(rec, btMem)
 			l.dict = job.mapDict(l.dict, func(s string) int32 {
 				if jobs[s] {
@@ -785,9 +805,8 @@ func (l *loader) loadInstances() error {
 				if !ok {
 					continue
 				}
-				k := taskKey{jn, tn}
-				if _, ok := plans[k]; ok {
-					plans[k] = [2]float64{cpu.getOrNaN(i), mem.getOrNaN(i)}
+				if p := plans[taskKey{jn, tn}]; p != nil {
+					*p = [2]float64{cpu.getOrNaN(i), mem.getOrNaN(i)}
 				}
 			}
 			return nil
@@ -796,8 +815,8 @@ func (l *loader) loadInstances() error {
 			return err
 		}
 	}
-	bp := newBatchPods(l.all, len(insts))
-	for _, r := range insts {
+	bp := newBatchPods(l.all, insts.n)
+	for _, r := range insts.all() {
 		plan := plans[r.key]
 		cpu, mem := plan[0], plan[1]
 		if math.IsNaN(cpu) {
@@ -842,6 +861,37 @@ func firstNumber(vs ...float64) float64 {
 	return math.NaN()
 }
 
+// chunked is an append-only sequence stored in blocks, so that growing it
+// never copies what it holds.
+type chunked[T any] struct {
+	blocks [][]T
+	n      int
+}
+
+func (c *chunked[T]) add(v T) {
+	if len(c.blocks) == 0 || len(c.blocks[len(c.blocks)-1]) == cap(c.blocks[len(c.blocks)-1]) {
+		c.blocks = append(c.blocks, make([]T, 0, 4096))
+	}
+	b := &c.blocks[len(c.blocks)-1]
+	*b = append(*b, v)
+	c.n++
+}
+
+// all iterates over the values in order.
+func (c *chunked[T]) all() iter.Seq2[int, T] {
+	return func(yield func(int, T) bool) {
+		i := 0
+		for _, b := range c.blocks {
+			for _, v := range b {
+				if !yield(i, v) {
+					return
+				}
+				i++
+			}
+		}
+	}
+}
+
 // batchPods collects batch pods in trace order with their job and task.
 type batchPods struct {
 	first int // pods[:first] were loaded before
@@ -876,7 +926,7 @@ func (b *batchPods) add(p sim.PodSpec, job, task string) {
 func (l *loader) loadTasks() error {
 	keep := float64(len(l.sel)) / float64(max(l.total, 1))
 	bp := newBatchPods(l.all, 0)
-	err := l.src.scan(l.ctx, BatchTask, func(rec arrow.Record) error {
+	err := l.src.scan(l.ctx, BatchTask, window(l.from, l.to), func(rec arrow.Record) error {
 		task, num, job := strColumn(rec, btTask), intColumn(rec, btInstances), strColumn(rec, btJob)
 		start, end, cpu, mem := intColumn(rec, btStart), intColumn(rec, btEnd), realColumn(rec, btCPU), realColumn(rec, btMem)
 		for i := range int(rec.NumRows()) {
@@ -1083,7 +1133,7 @@ func compactInt32(a []int32) []int32 {
 // then copy). After is rewritten to the final indices, and pods that shared
 // an After slice still share one.
 func (l *loader) replicate() []sim.PodSpec {
-	sort.SliceStable(l.units, func(i, j int) bool { return l.units[i].key < l.units[j].key })
+	slices.SortStableFunc(l.units, func(a, b unit) int { return strings.Compare(a.key, b.key) })
 	f := l.opts.LoadFactor
 	whole, frac := math.Floor(f), f-math.Floor(f)
 	rng := rand.New(rand.NewPCG(l.opts.Seed, 0x6c6f6164666163)) // stream "loadfac"

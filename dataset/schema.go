@@ -45,6 +45,9 @@ type tableDef struct {
 	name   string
 	cols   []column
 	schema *arrow.Schema
+	// window is the time column the loader selects rows by (-1: none); Convert
+	// records its range per record batch so that Load can skip batches.
+	window int
 }
 
 // dictType is the Arrow type of every string column: ids and statuses repeat
@@ -66,7 +69,7 @@ func newTableDef(name string, cols ...column) *tableDef {
 		fields[i] = arrow.Field{Name: c.name, Type: t, Nullable: true}
 	}
 	md := arrow.NewMetadata([]string{"kubesim.table"}, []string{name})
-	return &tableDef{name: name, cols: cols, schema: arrow.NewSchema(fields, &md)}
+	return &tableDef{name: name, cols: cols, schema: arrow.NewSchema(fields, &md), window: -1}
 }
 
 func str(name string) column   { return column{name: name, kind: kString} }
@@ -173,6 +176,13 @@ var defs = map[string]*tableDef{
 		str("instance_name"), str("task_name"), str("job_name"), str("task_type"), str("status"),
 		tInt("start_time"), tInt("end_time"), str("machine_id"), i64("seq_no"), i64("total_seq_no"),
 		f64("cpu_avg"), f64("cpu_max"), f64("mem_avg"), f64("mem_max")),
+}
+
+func init() {
+	defs[MachineUsage].window = muTime
+	defs[ContainerUsage].window = cuTime
+	defs[BatchTask].window = btStart
+	defs[BatchInstance].window = biStart
 }
 
 // Schema returns the Arrow schema of a table, or an error for an unknown name.

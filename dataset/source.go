@@ -11,11 +11,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/kubesim/kubesim/sim"
 )
 
 // source yields the record batches of trace tables, from Arrow files or by
@@ -24,7 +27,9 @@ type source interface {
 	has(table string) bool
 	// scan calls fn with each record batch of table; a record is valid only
 	// during the call. fn may return errStop to end the scan early.
-	scan(ctx context.Context, table string, fn func(arrow.Record) error) error
+	// win lets a source skip record batches that hold no time in it; the
+	// caller filters rows itself.
+	scan(ctx context.Context, table string, win timeRange, fn func(arrow.Record) error) error
 }
 
 // arrowSource reads dir/<table>.arrow, checked against dir/manifest.json
@@ -112,20 +117,44 @@ func (m *mappedMessages) Message() (*ipc.Message, error) {
 	return m.msg, nil
 }
 
-func (s *arrowSource) scan(ctx context.Context, table string, fn func(arrow.Record) error) error {
+func (s *arrowSource) scan(ctx context.Context, table string, win timeRange, fn func(arrow.Record) error) error {
 	path := filepath.Join(s.dir, table+".arrow")
 	var want *ManifestTable
 	if s.man != nil {
 		want = s.man.table(table)
 	}
-	return scanArrowFile(ctx, path, defs[table], want, fn)
+	return scanArrowFile(ctx, path, defs[table], want, win, fn)
 }
 
-// scanArrowFile streams the record batches of one Arrow file. A file that is
-// truncated, corrupt, of another table, or different from its manifest entry
-// is an error naming the file; a panic inside the Arrow reader or in
-// decoding a malformed batch is turned into such an error too.
-func scanArrowFile(ctx context.Context, path string, def *tableDef, want *ManifestTable, fn func(arrow.Record) error) (err error) {
+// timeRange selects record batches by the time statistics in the manifest:
+// a batch is read when it may hold a time in [lo, hi) (trace time). The
+// loader still filters rows; this only spares it batches it would drop.
+type timeRange struct {
+	on     bool
+	lo, hi sim.Time
+}
+
+func window(lo, hi sim.Time) timeRange { return timeRange{on: true, lo: lo, hi: hi} }
+
+var allRows = timeRange{}
+
+func (r timeRange) keeps(b *BatchInfo) bool {
+	if !r.on || !b.Timed || b.NullTimes > 0 {
+		return true
+	}
+	return b.MaxTime*1000 >= float64(r.lo) && b.MinTime*1000 < float64(r.hi)
+}
+
+// scanArrowFile streams the record batches of one Arrow file that win
+// selects. A file that is truncated, corrupt, of another table, or different
+// from its manifest entry is an error naming the file; a panic inside the
+// Arrow library on malformed input is turned into such an error too.
+//
+// Uncompressed files take the fast path (fastStream): zero-copy, skipping
+// unselected batches, verifying each batch read against its checksum in the
+// manifest. Other files go through the generic Arrow reader, which checks
+// the whole file's checksum.
+func scanArrowFile(ctx context.Context, path string, def *tableDef, want *ManifestTable, win timeRange, fn func(arrow.Record) error) (err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("opening table: %w", err)
@@ -139,35 +168,87 @@ func scanArrowFile(ctx context.Context, path string, def *tableDef, want *Manife
 	if want != nil && size != want.Bytes {
 		return fmt.Errorf("%s: %d bytes, manifest says %d: truncated or replaced", path, size, want.Bytes)
 	}
-	tail := make([]byte, len(eos))
 	if size < int64(len(eos)) {
 		return fmt.Errorf("%s: truncated arrow stream (%d bytes)", path, size)
-	}
-	if _, err := f.ReadAt(tail, size-int64(len(eos))); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if !bytes.Equal(tail, eos) {
-		return fmt.Errorf("%s: truncated arrow stream: no end-of-stream marker", path)
 	}
 	data, unmap, err := mapFile(f, size)
 	if err != nil {
 		return err
 	}
 	defer unmap()
+	if !bytes.Equal(data[len(data)-len(eos):], eos) {
+		return fmt.Errorf("%s: truncated arrow stream: no end-of-stream marker", path)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: corrupt arrow data: %v", path, r)
 		}
 	}()
+	schemaReader, err := ipc.NewReaderFromMessageReader(&mappedMessages{data: data}, ipc.WithAllocator(&poolAllocator{}))
+	if err != nil {
+		return fmt.Errorf("%s: not an arrow stream: %w", path, err)
+	}
+	err = checkSchema(schemaReader.Schema(), def)
+	schemaReader.Release()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if want != nil && len(want.Batches) == 0 && want.Rows > 0 {
+		return fmt.Errorf("%s: manifest lists no record batches for %d rows", path, want.Rows)
+	}
+	emitted := 0
+	wrapped := func(rec arrow.Record) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := checkRecord(rec); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		emitted++
+		if err := fn(rec); err != nil {
+			return err
+		}
+		return nil
+	}
+	if want == nil || want.Compression == "" {
+		fs := newFastStream(data, def)
+		var keep func(int) bool
+		if want != nil {
+			fs.batches, fs.verified = want.Batches, make([]bool, len(want.Batches))
+			keep = func(k int) bool { return k >= len(want.Batches) || win.keeps(&want.Batches[k]) }
+		}
+		batches, rows, err := fs.run(keep, wrapped)
+		switch {
+		case err == errStop:
+			return nil
+		case errors.Is(err, errUnsupported) && emitted == 0 && want == nil:
+			// not a layout the fast path handles: use the generic reader
+		case err != nil:
+			if strings.HasPrefix(err.Error(), path) {
+				return err
+			}
+			return fmt.Errorf("%s: corrupt arrow stream: %w", path, err)
+		default:
+			if want != nil && (rows != want.Rows || batches != len(want.Batches)) {
+				return fmt.Errorf("%s: %d rows in %d batches, manifest says %d in %d", path, rows, batches, want.Rows, len(want.Batches))
+			}
+			return nil
+		}
+	}
+	return scanGeneric(path, data, want, win, wrapped)
+}
+
+// scanGeneric reads a stream with the Arrow library's reader, which copies
+// every buffer and handles compression; the whole file's checksum is
+// computed on another core meanwhile.
+func scanGeneric(path string, data []byte, want *ManifestTable, win timeRange, fn func(arrow.Record) error) (err error) {
 	if want != nil {
-		// checksum the mapping on another core while the batches are read;
 		// the mapping must outlive the goroutine, hence the wait on every
 		// path; a mismatch is the better explanation of any decoding error
 		sum := make(chan uint32, 1)
 		go func() { sum <- crc32.Checksum(data, castagnoli) }()
 		defer func() {
-			got := <-sum
-			if got != want.CRC32C {
+			if got := <-sum; got != want.CRC32C {
 				err = fmt.Errorf("%s: checksum %08x, manifest says %08x: file is corrupt", path, got, want.CRC32C)
 			}
 		}()
@@ -178,18 +259,14 @@ func scanArrowFile(ctx context.Context, path string, def *tableDef, want *Manife
 		return fmt.Errorf("%s: not an arrow stream: %w", path, err)
 	}
 	defer rdr.Release()
-	if err := checkSchema(rdr.Schema(), def); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
 	var rows int64
+	k := 0
 	for rdr.Next() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		rec := rdr.Record()
 		rows += rec.NumRows()
-		if err := checkRecord(rec); err != nil {
-			return fmt.Errorf("%s: record batch at row %d: %w", path, rows-rec.NumRows(), err)
+		k++
+		if want != nil && k <= len(want.Batches) && !win.keeps(&want.Batches[k-1]) {
+			continue
 		}
 		if err := fn(rec); err != nil {
 			if err == errStop {
@@ -307,7 +384,7 @@ func openCSVSource(dir string) (*csvSource, error) {
 
 func (s *csvSource) has(table string) bool { _, ok := s.inputs[table]; return ok }
 
-func (s *csvSource) scan(ctx context.Context, table string, fn func(arrow.Record) error) error {
+func (s *csvSource) scan(ctx context.Context, table string, _ timeRange, fn func(arrow.Record) error) error {
 	var ts TableSummary
 	err := parseInput(ctx, s.inputs[table], parseOptions{batchRows: s.batchRows}, &ts, fn)
 	if err == errStop {

@@ -51,7 +51,7 @@ func TestParseTaskName(t *testing.T) {
 func TestLinkDAGCycle(t *testing.T) {
 	// tasks 1 and 2 depend on each other: the job keeps no dependencies
 	pods, idx, tasks := podsFor("M1_2", "M2_1", "M3")
-	if linkDAG(pods, idx, tasks) {
+	if linkDAG(pods, idx, tasks, &taskNames{}) {
 		t.Error("linkDAG accepted a cycle")
 	}
 	for _, p := range pods {

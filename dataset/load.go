@@ -779,7 +779,12 @@ func (l *loader) loadInstances() error {
 	// batch memory (assigning to an existing key replaces the stored key)
 	plans := make(map[taskKey]*[2]float64)
 	jobs := make(map[string]bool)
-	for _, r := range insts.all() {
+	var prev taskKey
+	for i, r := range insts.all() {
+		if i > 0 && r.key == prev { // instances of a task mostly come together
+			continue
+		}
+		prev = r.key
 		if plans[r.key] == nil {
 			plans[r.key] = &[2]float64{math.NaN(), math.NaN()}
 		}
@@ -816,6 +821,7 @@ func (l *loader) loadInstances() error {
 		}
 	}
 	bp := newBatchPods(l.all, insts.n)
+	var slab []sim.UsagePoint // one-point usage profiles, allocated in blocks
 	for _, r := range insts.all() {
 		plan := plans[r.key]
 		cpu, mem := plan[0], plan[1]
@@ -844,7 +850,11 @@ func (l *loader) loadInstances() error {
 			if r.memAvg >= 0 {
 				use.Mem = l.memMiB(r.memAvg)
 			}
-			p.Usage = []sim.UsagePoint{{Offset: 0, Use: use}}
+			if len(slab) == 0 {
+				slab = make([]sim.UsagePoint, 4096)
+			}
+			slab[0] = sim.UsagePoint{Offset: 0, Use: use}
+			p.Usage, slab = slab[:1:1], slab[1:]
 		}
 		bp.add(p, r.key.job, r.key.task)
 	}
@@ -1032,13 +1042,44 @@ func (l *loader) addJobs(bp *batchPods) {
 		idx[next[j]], tasks[next[j]] = first+int32(i), bp.tasks[i]
 		next[j]++
 	}
+	var names taskNames
 	for j, name := range bp.jobs {
 		ps := idx[start[j]:start[j+1]:start[j+1]]
-		if l.opts.DAG && !linkDAG(l.all, ps, tasks[start[j]:start[j+1]]) {
+		if l.opts.DAG && !linkDAG(l.all, ps, tasks[start[j]:start[j+1]], &names) {
 			l.st.skip(skipDAGCycle)
 		}
 		l.units = append(l.units, unit{key: "j/" + name, pods: ps})
 	}
+}
+
+// taskNames caches parseTaskName: the same names ("M1", "R2_1") recur in
+// every job.
+type taskNames struct {
+	m    map[string]parsedTask
+	last string
+	lp   parsedTask
+}
+
+type parsedTask struct {
+	id   int
+	deps []int
+	ok   bool
+}
+
+func (t *taskNames) parse(name string) (int, []int, bool) {
+	if name == t.last && t.m != nil {
+		return t.lp.id, t.lp.deps, t.lp.ok
+	}
+	if t.m == nil {
+		t.m = make(map[string]parsedTask)
+	}
+	p, found := t.m[name]
+	if !found {
+		p.id, p.deps, p.ok = parseTaskName(name)
+		t.m[name] = p
+	}
+	t.last, t.lp = name, p
+	return p.id, p.deps, p.ok
 }
 
 // linkDAG fills After for the pods of one job, all[idx[i]] for each i, whose
@@ -1047,13 +1088,13 @@ func (l *loader) addJobs(bp *batchPods) {
 // one task share one After slice. Dependencies on tasks without pods here are
 // ignored. A job whose dependencies form a cycle keeps no dependencies
 // (linkDAG reports false).
-func linkDAG(all []sim.PodSpec, idx []int32, tasks []string) bool {
+func linkDAG(all []sim.PodSpec, idx []int32, tasks []string, names *taskNames) bool {
 	pods := len(idx)
 	byID := make(map[int][]int32)
 	ids := make([]int, pods)
 	deps := make(map[int][]int)
 	for i := range pods {
-		id, d, ok := parseTaskName(tasks[i])
+		id, d, ok := names.parse(tasks[i])
 		if !ok {
 			ids[i] = -1
 			continue

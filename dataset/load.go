@@ -1,7 +1,6 @@
 package dataset
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -696,32 +695,24 @@ type taskKey struct{ job, task string }
 
 type instanceRec struct {
 	key                            taskKey
-	name                           string
+	name                           string // pod name: job/task/instance
 	arrival, dur                   sim.Time
 	cpuAvg, cpuMax, memAvg, memMax float64
 }
 
 func (l *loader) loadInstances() error {
 	var insts chunked[instanceRec]
-	intern := make(map[string]string)
-	in := func(s string) string {
-		if v, ok := intern[s]; ok {
-			return v
-		}
-		v := strings.Clone(s)
-		intern[v] = v
-		return v
-	}
-	// per batch, the interned job and task name of each dictionary code,
-	// filled on first use
+	// per batch, a copy of the job and task name of each dictionary code,
+	// made on first use
 	var jobNames, taskNames []string
-	interned := func(c strCol, i int, cache []string) (string, bool) {
+	copied := func(c strCol, i int, cache []string) (string, bool) {
 		k := c.code(i)
 		if k < 0 {
 			return "", false
 		}
 		if cache[k] == "" {
-			cache[k] = in(c.dict.Value(int(k)))
+			// one copy per batch: a job spanning batches gets equal copies
+			cache[k] = strings.Clone(c.dict.Value(int(k)))
 		}
 		return cache[k], true
 	}
@@ -750,8 +741,8 @@ func (l *loader) loadInstances() error {
 				l.st.skip(skipStartZero)
 				continue
 			}
-			jn, ok1 := interned(job, i, jobNames)
-			tn, ok2 := interned(task, i, taskNames)
+			jn, ok1 := copied(job, i, jobNames)
+			tn, ok2 := copied(task, i, taskNames)
 			if !ok1 || !ok2 {
 				l.st.skip(skipNoID)
 				continue
@@ -765,9 +756,8 @@ func (l *loader) loadInstances() error {
 				}
 				r.dur = traceTime(max(e-s, 1))
 			}
-			if v, ok := name.value(i); ok {
-				r.name = strings.Clone(v)
-			}
+			v, _ := name.value(i)
+			r.name = jn + "/" + tn + "/" + v // a copy: v aliases batch memory
 			insts.add(r)
 		}
 		return nil
@@ -775,43 +765,53 @@ func (l *loader) loadInstances() error {
 	if err != nil {
 		return err
 	}
-	// plans holds pointers so that updates never store a key that aliases
-	// batch memory (assigning to an existing key replaces the stored key)
-	plans := make(map[taskKey]*[2]float64)
-	jobs := make(map[string]bool)
+	// plan of each task, by job then task name; the maps hold pointers so
+	// that updates never store a key that aliases batch memory (assigning to
+	// an existing key replaces the stored key)
+	type plan struct{ cpu, mem float64 }
+	plans := make(map[string]map[string]*plan)
+	var slabP []plan
 	var prev taskKey
+	var prevPlans map[string]*plan
 	for i, r := range insts.all() {
 		if i > 0 && r.key == prev { // instances of a task mostly come together
 			continue
 		}
-		prev = r.key
-		if plans[r.key] == nil {
-			plans[r.key] = &[2]float64{math.NaN(), math.NaN()}
+		if i == 0 || r.key.job != prev.job {
+			if prevPlans = plans[r.key.job]; prevPlans == nil {
+				prevPlans = make(map[string]*plan)
+				plans[r.key.job] = prevPlans
+			}
 		}
-		jobs[r.key.job] = true
+		prev = r.key
+		if prevPlans[r.key.task] == nil {
+			if len(slabP) == 0 {
+				slabP = make([]plan, 1024)
+			}
+			slabP[0] = plan{math.NaN(), math.NaN()}
+			prevPlans[r.key.task], slabP = &slabP[0], slabP[1:]
+		}
 	}
 	if insts.n > 0 && l.src.has(BatchTask) {
+		var byCode []map[string]*plan // per batch: job code -> its tasks' plans
 		err := l.src.scan(l.ctx, BatchTask, allRows, func(rec arrow.Record) error {
 			task, job, cpu, mem := strColumn(rec, btTask), strColumn(rec, btJob), realColumn(rec, btCPU), realColumn(rec, btMem)
-			l.dict = job.mapDict(l.dict, func(s string) int32 {
-				if jobs[s] {
-					return 1
-				}
-				return -1
-			})
+			byCode = byCode[:0]
+			for j := 0; j < job.dict.Len(); j++ {
+				byCode = append(byCode, plans[job.dict.Value(j)])
+			}
 			for i := range int(rec.NumRows()) {
 				l.st.rows++
 				jc := job.code(i)
-				if jc < 0 || l.dict[jc] < 0 {
+				if jc < 0 || byCode[jc] == nil {
 					continue
 				}
-				jn, _ := job.value(i)
 				tn, ok := task.value(i)
 				if !ok {
 					continue
 				}
-				if p := plans[taskKey{jn, tn}]; p != nil {
-					*p = [2]float64{cpu.getOrNaN(i), mem.getOrNaN(i)}
+				if p := byCode[jc][tn]; p != nil {
+					*p = plan{cpu.getOrNaN(i), mem.getOrNaN(i)}
 				}
 			}
 			return nil
@@ -823,8 +823,8 @@ func (l *loader) loadInstances() error {
 	bp := newBatchPods(l.all, insts.n)
 	var slab []sim.UsagePoint // one-point usage profiles, allocated in blocks
 	for _, r := range insts.all() {
-		plan := plans[r.key]
-		cpu, mem := plan[0], plan[1]
+		pl := plans[r.key.job][r.key.task]
+		cpu, mem := pl.cpu, pl.mem
 		if math.IsNaN(cpu) {
 			cpu = firstNumber(r.cpuMax, r.cpuAvg)
 		}
@@ -839,8 +839,7 @@ func (l *loader) loadInstances() error {
 			l.st.skip(skipNegative)
 			continue
 		}
-		name := r.key.job + "/" + r.key.task + "/" + r.name
-		p := sim.PodSpec{Name: name, Group: r.key.job, Arrival: r.arrival, Duration: r.dur, Priority: sim.Low,
+		p := sim.PodSpec{Name: r.name, Group: r.key.job, Arrival: r.arrival, Duration: r.dur, Priority: sim.Low,
 			Requests: sim.Resources{CPU: milliCPU(cpu), Mem: l.memMiB(mem)}}
 		if !math.IsNaN(r.cpuAvg) || !math.IsNaN(r.memAvg) {
 			use := p.Requests
@@ -1219,12 +1218,8 @@ func (l *loader) replicate() []sim.PodSpec {
 			refs = append(refs, ref{arrival: a, pre: b.base + int32(i), block: int32(bi)})
 		}
 	}
-	slices.SortFunc(refs, func(a, b ref) int {
-		if c := cmp.Compare(a.arrival, b.arrival); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.pre, b.pre)
-	})
+	// refs are in pre-order: a stable sort by arrival orders by (arrival, pre)
+	refs = radixSortStable(refs, func(r ref) uint64 { return uint64(r.arrival) })
 	final := make([]int32, n) // pre-order index -> final index
 	for i, r := range refs {
 		final[r.pre] = int32(i)
@@ -1258,4 +1253,36 @@ func (l *loader) replicate() []sim.PodSpec {
 		out[i] = p
 	}
 	return out
+}
+
+// radixSortStable sorts v by key, keeping the order of equal keys (LSD radix
+// sort on 16-bit digits, as many passes as the largest key needs).
+func radixSortStable[T any](v []T, key func(T) uint64) []T {
+	var top uint64
+	for _, x := range v {
+		top = max(top, key(x))
+	}
+	if len(v) < 2 || top == 0 {
+		return v
+	}
+	tmp := make([]T, len(v))
+	count := make([]int, 1<<16)
+	for shift := uint(0); shift < 64 && top>>shift > 0; shift += 16 {
+		clear(count)
+		for _, x := range v {
+			count[(key(x)>>shift)&0xffff]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, x := range v {
+			d := (key(x) >> shift) & 0xffff
+			tmp[count[d]] = x
+			count[d]++
+		}
+		v, tmp = tmp, v
+	}
+	return v
 }

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -570,5 +571,20 @@ func TestLoadSplitRefusesOverlap(t *testing.T) {
 	}
 	if train[0].Name != "alibaba-v2018 train-0 [0.000s, 200.000s)" {
 		t.Errorf("workload name %q", train[0].Name)
+	}
+}
+
+func TestRadixSortStable(t *testing.T) {
+	type kv struct {
+		k uint64
+		i int
+	}
+	// keys cross 16-bit digit boundaries; equal keys keep their order
+	in := []kv{{70000, 0}, {3, 1}, {1 << 40, 2}, {3, 3}, {65536, 4}, {0, 5}, {70000, 6}, {65535, 7}}
+	got := radixSortStable(slices.Clone(in), func(x kv) uint64 { return x.k })
+	want := slices.Clone(in)
+	slices.SortStableFunc(want, func(a, b kv) int { return cmp.Compare(a.k, b.k) })
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("radixSortStable = %v; want %v", got, want)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
@@ -410,6 +409,3 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	})
 }
-
-// errStop ends a scan early without error.
-var errStop = errors.New("stop")

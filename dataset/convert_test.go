@@ -508,3 +508,23 @@ func TestConvertBoundedMemory(t *testing.T) {
 		t.Errorf("peak heap %d MiB; want under 256 MiB", peak>>20)
 	}
 }
+
+func TestSchema(t *testing.T) {
+	for _, table := range Tables {
+		s, err := Schema(table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.NumFields() != len(defs[table].cols) || s.Field(0).Name != defs[table].cols[0].name {
+			t.Errorf("%s: %d fields starting %s", table, s.NumFields(), s.Field(0).Name)
+		}
+	}
+	// schema.txt: batch_instance has 14 columns, the 11th is cpu_avg (double)
+	s, _ := Schema(BatchInstance)
+	if s.NumFields() != 14 || s.Field(10).Name != "cpu_avg" || s.Field(10).Type.ID() != arrow.FLOAT64 {
+		t.Errorf("batch_instance schema %v", s)
+	}
+	if _, err := Schema("machine_events"); err == nil || !strings.Contains(err.Error(), "machine_events") {
+		t.Errorf("unknown table: error %v", err)
+	}
+}

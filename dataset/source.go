@@ -26,7 +26,7 @@ import (
 type source interface {
 	has(table string) bool
 	// scan calls fn with each record batch of table; a record is valid only
-	// during the call. fn may return errStop to end the scan early.
+	// during the call.
 	// win lets a source skip record batches that hold no time in it; the
 	// caller filters rows itself.
 	scan(ctx context.Context, table string, win timeRange, fn func(arrow.Record) error) error
@@ -225,8 +225,6 @@ func scanArrowFile(ctx context.Context, path string, def *tableDef, want *Manife
 		}
 		batches, rows, err := fs.run(keep, wrapped)
 		switch {
-		case err == errStop:
-			return nil
 		case errors.Is(err, errUnsupported) && emitted == 0 && want == nil:
 			// not a layout the fast path handles: use the generic reader
 		case err != nil:
@@ -275,9 +273,6 @@ func scanGeneric(path string, data []byte, want *ManifestTable, win timeRange, f
 			continue
 		}
 		if err := fn(rec); err != nil {
-			if err == errStop {
-				return nil
-			}
 			return err
 		}
 	}
@@ -392,9 +387,5 @@ func (s *csvSource) has(table string) bool { _, ok := s.inputs[table]; return ok
 
 func (s *csvSource) scan(ctx context.Context, table string, _ timeRange, fn func(arrow.Record) error) error {
 	var ts TableSummary
-	err := parseInput(ctx, s.inputs[table], parseOptions{batchRows: s.batchRows}, &ts, fn)
-	if err == errStop {
-		return nil
-	}
-	return err
+	return parseInput(ctx, s.inputs[table], parseOptions{batchRows: s.batchRows}, &ts, fn)
 }

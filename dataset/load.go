@@ -113,8 +113,10 @@ func (o *LoadOptions) defaults() error {
 //   - without batch_instance, batch_task: each task that started in the window
 //     gives instance_num pods, each kept with probability K/machines.
 //
-// Pods are sorted by arrival, then name. Load verifies each file against the
-// manifest (size, checksum, rows) and returns a workload that passes
+// Pods are sorted by arrival (ties: container or job, then trace order, then
+// copy). Load checks each file against the manifest (size, rows, the
+// checksum of every record batch it reads), skips record batches whose time
+// range misses the window, and returns a workload that passes
 // sim.Workload.Validate.
 func Load(dir string, opts LoadOptions) (*sim.Workload, error) {
 	src, err := openArrowSource(dir)

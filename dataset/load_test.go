@@ -31,10 +31,10 @@ func writeTrace(t *testing.T, tables map[string][]string) string {
 	return dir
 }
 
-// convertTrace converts a CSV directory and returns the Arrow directory.
+// convertTrace converts a CSV directory into a new temporary directory.
 func convertTrace(t testing.TB, csvDir string) string {
 	t.Helper()
-	out := filepath.Join(csvDir, "arrow")
+	out := t.TempDir()
 	if _, err := Convert(context.Background(), csvDir, out, ConvertOptions{Logger: quiet}); err != nil {
 		t.Fatal(err)
 	}

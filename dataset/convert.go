@@ -1,0 +1,411 @@
+package dataset
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+)
+
+// ConvertOptions controls Convert. The zero value is usable.
+type ConvertOptions struct {
+	// Strict makes the first malformed CSV row an error instead of a counted drop.
+	Strict bool
+	// BatchRows is the number of rows per Arrow record batch (default 65,536).
+	// Memory use is proportional to it, not to the input size.
+	BatchRows int
+	// Compression of the Arrow buffers: "" or "none", "lz4" or "zstd".
+	Compression string
+	// Progress, when set, is called as input bytes are consumed, with the
+	// bytes read so far and the total size of all inputs (compressed size for
+	// .gz and .tar.gz inputs).
+	Progress func(done, total int64)
+	// MaxSamples is how many malformed rows each table's summary quotes with
+	// file and line (default 10).
+	MaxSamples int
+	// Logger receives one warning per quoted malformed row; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *ConvertOptions) defaults() error {
+	if o.BatchRows == 0 {
+		o.BatchRows = 1 << 16
+	}
+	if o.BatchRows < 1 {
+		return fmt.Errorf("convert options: batch rows %d must be positive", o.BatchRows)
+	}
+	if o.MaxSamples == 0 {
+		o.MaxSamples = 10
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	switch o.Compression {
+	case "", "none", "lz4", "zstd":
+	default:
+		return fmt.Errorf("convert options: unknown compression %q (want none, lz4 or zstd)", o.Compression)
+	}
+	return nil
+}
+
+// TableSummary is what Convert did with one table.
+type TableSummary struct {
+	Table  string
+	Input  string // CSV input path
+	Output string // Arrow file path
+	// Read counts data rows (lines other than a header); Read = Kept + sum(Dropped).
+	Read, Kept int64
+	// Headers counts header lines skipped (one per file that has one).
+	Headers int64
+	// Nulled counts utilisation values -1 or 101 stored as null.
+	Nulled int64
+	// Dropped counts malformed rows by reason (the Reason constants).
+	Dropped map[string]int64
+	// Samples quotes the first malformed rows as "file:line: reason: detail".
+	Samples []string
+	// MaxTime is the largest time stamp seen (seconds since trace start).
+	MaxTime int64
+	// Bytes is the size of the Arrow file written.
+	Bytes int64
+	// CRC32C is the Castagnoli checksum of the Arrow file.
+	CRC32C uint32
+	// Batches describes each record batch of the Arrow file.
+	Batches []BatchInfo
+}
+
+// BatchInfo locates one record batch in an Arrow file: the bytes of its
+// messages (its dictionaries, then the batch; the first also holds the
+// schema) with their checksum, its rows, and the range of the table's
+// window time column (seconds; Timed is false when no row has a time).
+// Load verifies the checksum of every batch it reads and skips batches whose
+// times fall outside the window.
+type BatchInfo struct {
+	Offset    int64   `json:"offset"`
+	Bytes     int64   `json:"bytes"`
+	CRC32C    uint32  `json:"crc32c"`
+	Rows      int64   `json:"rows"`
+	Timed     bool    `json:"timed,omitempty"`
+	MinTime   float64 `json:"min_time,omitempty"`
+	MaxTime   float64 `json:"max_time,omitempty"`
+	NullTimes int64   `json:"null_times,omitempty"`
+}
+
+// DroppedTotal returns the number of rows dropped for any reason.
+func (s *TableSummary) DroppedTotal() int64 {
+	var n int64
+	for _, v := range s.Dropped {
+		n += v
+	}
+	return n
+}
+
+// Summary is the result of Convert: one entry per table converted, in schema order.
+type Summary struct {
+	Tables []TableSummary
+}
+
+// String formats the summary as a small table, one line per table, reasons
+// in sorted order.
+func (s Summary) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-16s %12s %12s %10s %8s  %s\n", "table", "read", "kept", "dropped", "nulled", "reasons")
+	for _, t := range s.Tables {
+		reasons := make([]string, 0, len(t.Dropped))
+		for r, n := range t.Dropped {
+			reasons = append(reasons, fmt.Sprintf("%s=%d", r, n))
+		}
+		sort.Strings(reasons)
+		fmt.Fprintf(&b, "%-16s %12d %12d %10d %8d  %s\n", t.Table, t.Read, t.Kept, t.DroppedTotal(), t.Nulled, strings.Join(reasons, ", "))
+	}
+	return b.String()
+}
+
+// Manifest describes a converted trace directory. Convert writes it last, so
+// its presence means every table listed is complete; Load checks each file's
+// size and checksum against it.
+type Manifest struct {
+	Format  string          `json:"format"`
+	Version int             `json:"version"`
+	Span    int64           `json:"span_seconds"` // largest time stamp of any table
+	Tables  []ManifestTable `json:"tables"`
+}
+
+// ManifestTable is one converted table.
+type ManifestTable struct {
+	Table   string           `json:"table"`
+	File    string           `json:"file"`
+	Rows    int64            `json:"rows"`
+	Bytes   int64            `json:"bytes"`
+	CRC32C  uint32           `json:"crc32c"`
+	MaxTime int64            `json:"max_time_seconds"`
+	Read    int64            `json:"rows_read"`
+	Dropped map[string]int64 `json:"rows_dropped,omitempty"`
+	// Compression of the Arrow buffers ("" for none).
+	Compression string      `json:"compression,omitempty"`
+	Batches     []BatchInfo `json:"batches"`
+}
+
+// Manifest format identifiers.
+const (
+	ManifestFile    = "manifest.json"
+	manifestFormat  = "kubesim-alibaba-v2018-arrow"
+	manifestVersion = 1
+)
+
+// Has reports whether the manifest lists table.
+func (m *Manifest) Has(table string) bool { return m.table(table) != nil }
+
+func (m *Manifest) table(table string) *ManifestTable {
+	for i := range m.Tables {
+		if m.Tables[i].Table == table {
+			return &m.Tables[i]
+		}
+	}
+	return nil
+}
+
+// ReadManifest reads dir/manifest.json.
+func ReadManifest(dir string) (*Manifest, error) {
+	p := filepath.Join(dir, ManifestFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("reading manifest: %w", err)
+	}
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if m.Format != manifestFormat || m.Version != manifestVersion {
+		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d", p, m.Format, m.Version, manifestFormat, manifestVersion)
+	}
+	for _, t := range m.Tables {
+		if _, ok := defs[t.Table]; !ok {
+			return nil, fmt.Errorf("%s: unknown table %q", p, t.Table)
+		}
+		if t.File != t.Table+".arrow" {
+			return nil, fmt.Errorf("%s: table %s: file %q, want %q", p, t.Table, t.File, t.Table+".arrow")
+		}
+	}
+	return &m, nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Convert reads the trace tables found in inDir (table.csv, table.csv.gz or
+// the published table.tar.gz; a file named table.anything.csv also counts) and
+// writes outDir/table.arrow for each, then outDir/manifest.json. Rows are
+// streamed in record batches of opts.BatchRows, so memory does not grow with
+// the input. Each output file is written to a temporary name and renamed
+// when complete.
+//
+// The .arrow files hold the Arrow IPC streaming format: every record batch
+// carries its own dictionaries for the string columns, which keeps memory
+// bounded (the IPC file format allows a single dictionary per column for the
+// whole file). Read them with an IPC stream reader (pyarrow.ipc.open_stream).
+func Convert(ctx context.Context, inDir, outDir string, opts ConvertOptions) (Summary, error) {
+	if err := opts.defaults(); err != nil {
+		return Summary{}, err
+	}
+	inputs, err := findInputs(inDir)
+	if err != nil {
+		return Summary{}, err
+	}
+	if len(inputs) == 0 {
+		return Summary{}, fmt.Errorf("no trace tables in %s (want files such as %s.csv, %s.csv.gz or %s.tar.gz)", inDir, MachineMeta, MachineMeta, MachineMeta)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return Summary{}, fmt.Errorf("creating output directory: %w", err)
+	}
+	var total int64
+	for _, in := range inputs {
+		total += in.size
+	}
+	var done atomic.Int64
+	var progress func(int64)
+	if opts.Progress != nil {
+		progress = func(n int64) { opts.Progress(done.Add(n), total) }
+	}
+	var sum Summary
+	m := Manifest{Format: manifestFormat, Version: manifestVersion}
+	for _, in := range sortedInputs(inputs) {
+		ts, err := convertTable(ctx, in, outDir, opts, progress)
+		if err != nil {
+			return sum, err
+		}
+		for _, s := range ts.Samples {
+			opts.Logger.Warn("malformed row dropped", "table", ts.Table, "row", s)
+		}
+		sum.Tables = append(sum.Tables, ts)
+		comp := opts.Compression
+		if comp == "none" {
+			comp = ""
+		}
+		m.Tables = append(m.Tables, ManifestTable{Table: ts.Table, File: ts.Table + ".arrow", Rows: ts.Kept,
+			Bytes: ts.Bytes, CRC32C: ts.CRC32C, MaxTime: ts.MaxTime, Read: ts.Read, Dropped: ts.Dropped,
+			Compression: comp, Batches: ts.Batches})
+		m.Span = max(m.Span, ts.MaxTime)
+	}
+	b, err := json.MarshalIndent(&m, "", "  ")
+	if err != nil {
+		return sum, fmt.Errorf("encoding manifest: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(outDir, ManifestFile), append(b, '\n')); err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+// ipcOptions returns the writer options for a table.
+func ipcOptions(def *tableDef, compression string) []ipc.Option {
+	o := []ipc.Option{ipc.WithSchema(def.schema), ipc.WithAllocator(memory.DefaultAllocator)}
+	switch compression {
+	case "lz4":
+		o = append(o, ipc.WithLZ4())
+	case "zstd":
+		o = append(o, ipc.WithZstd())
+	}
+	return o
+}
+
+// hashingWriter checksums and counts what it writes, over the whole file
+// and since the last batch mark.
+type hashingWriter struct {
+	w    io.Writer
+	crc  hash.Hash32
+	part uint32
+	n    int64
+}
+
+func (h *hashingWriter) Write(p []byte) (int, error) {
+	n, err := h.w.Write(p)
+	h.crc.Write(p[:n])
+	h.part = crc32.Update(h.part, castagnoli, p[:n])
+	h.n += int64(n)
+	return n, err
+}
+
+func convertTable(ctx context.Context, in input, outDir string, opts ConvertOptions, progress func(int64)) (TableSummary, error) {
+	out := filepath.Join(outDir, in.table+".arrow")
+	ts := TableSummary{Table: in.table, Input: in.path, Output: out}
+	err := writeAtomic(out, func(f io.Writer) error {
+		return encodeTable(ctx, defs[in.table], f, out, opts, &ts, func(fn func(string, io.Reader) error) error {
+			return in.members(progress, fn)
+		})
+	})
+	return ts, err
+}
+
+// encodeTable parses the CSV streams of one table and writes them to w as an
+// Arrow IPC stream, recording counts, size and checksum in ts. out names w in
+// errors.
+func encodeTable(ctx context.Context, def *tableDef, w io.Writer, out string, opts ConvertOptions, ts *TableSummary,
+	members func(fn func(string, io.Reader) error) error) error {
+	hw := &hashingWriter{w: w, crc: crc32.New(castagnoli)}
+	aw := ipc.NewWriter(hw, ipcOptions(def, opts.Compression)...)
+	po := parseOptions{batchRows: opts.BatchRows, strict: opts.Strict, maxSamples: opts.MaxSamples}
+	err := parseMembers(ctx, def, po, ts, func(rec arrow.Record) error {
+		bi := BatchInfo{Offset: hw.n, Rows: rec.NumRows()}
+		if def.window >= 0 {
+			timeStats(rec.Column(def.window), &bi)
+		}
+		hw.part = 0
+		if err := aw.Write(rec); err != nil {
+			return fmt.Errorf("%s: writing record batch: %w", out, err)
+		}
+		bi.Bytes, bi.CRC32C = hw.n-bi.Offset, hw.part
+		ts.Batches = append(ts.Batches, bi)
+		return nil
+	}, members)
+	if err != nil {
+		aw.Close()
+		return err
+	}
+	if err := aw.Close(); err != nil {
+		return fmt.Errorf("%s: closing arrow stream: %w", out, err)
+	}
+	ts.Bytes, ts.CRC32C = hw.n, hw.crc.Sum32()
+	return nil
+}
+
+// timeStats records the range and null count of a time column.
+func timeStats(col arrow.Array, bi *BatchInfo) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	switch a := col.(type) {
+	case *array.Int64:
+		for i, v := range a.Int64Values() {
+			if a.IsValid(i) {
+				lo, hi = math.Min(lo, float64(v)), math.Max(hi, float64(v))
+			}
+		}
+	case *array.Float64:
+		for i, v := range a.Float64Values() {
+			if a.IsValid(i) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	bi.NullTimes = int64(col.NullN())
+	if lo <= hi {
+		bi.Timed, bi.MinTime, bi.MaxTime = true, lo, hi
+	}
+}
+
+// writeAtomic writes path through fill into a temporary file in the same
+// directory and renames it into place only when fill succeeds.
+func writeAtomic(path string, fill func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if err = fill(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("renaming into %s: %w", path, err)
+	}
+	return nil
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}

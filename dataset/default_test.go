@@ -1,0 +1,62 @@
+package dataset
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestEnsureDefault(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "default")
+	if err := EnsureDefault(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	for _, tb := range m.Tables {
+		size += tb.Bytes
+	}
+	if len(m.Tables) != len(Tables) || size > 8<<20 {
+		t.Errorf("%d tables, %d bytes; want all %d tables in at most 8 MiB", len(m.Tables), size, len(Tables))
+	}
+	// a second call finds the trace complete and rewrites nothing
+	info, _ := os.Stat(filepath.Join(dir, ManifestFile))
+	time.Sleep(10 * time.Millisecond)
+	if err := EnsureDefault(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := os.Stat(filepath.Join(dir, ManifestFile))
+	if !again.ModTime().Equal(info.ModTime()) {
+		t.Error("EnsureDefault rewrote a complete trace")
+	}
+	// the default trace spans two days: test-0 is the second
+	w, err := ResolveWindow(dir, "test-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w != (Window{Name: "test-0", From: Day, To: 2 * Day}) {
+		t.Errorf("test-0 = %v; want [24h, 48h)", w)
+	}
+	wl, err := Load(dir, LoadOptions{Window: w, Machines: 20, DAG: true, LoadFactor: 1.5, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wl.Nodes) == 0 || len(wl.Pods) == 0 || wl.End != Day {
+		t.Errorf("%d nodes, %d pods, end %s; want some nodes and pods over one day", len(wl.Nodes), len(wl.Pods), wl.End)
+	}
+	// a missing table file makes the trace incomplete: it is regenerated
+	if err := os.Remove(filepath.Join(dir, BatchTask+".arrow")); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureDefault(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if !complete(dir) {
+		t.Error("trace still incomplete after EnsureDefault")
+	}
+}

@@ -1,0 +1,391 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
+	"github.com/apache/arrow/go/v15/arrow/ipc"
+	"github.com/apache/arrow/go/v15/arrow/memory"
+
+	"github.com/kubesim/kubesim/sim"
+)
+
+// source yields the record batches of trace tables, from Arrow files or by
+// parsing CSV; the loader does not know which.
+type source interface {
+	has(table string) bool
+	// scan calls fn with each record batch of table; a record is valid only
+	// during the call.
+	// win lets a source skip record batches that hold no time in it; the
+	// caller filters rows itself.
+	scan(ctx context.Context, table string, win timeRange, fn func(arrow.Record) error) error
+}
+
+// arrowSource reads dir/<table>.arrow, checked against dir/manifest.json
+// when there is one.
+type arrowSource struct {
+	dir string
+	man *Manifest // nil when the directory has no manifest
+}
+
+func openArrowSource(dir string) (*arrowSource, error) {
+	man, err := ReadManifest(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		man = nil
+	} else if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("opening trace: %w", err)
+	}
+	return &arrowSource{dir: dir, man: man}, nil
+}
+
+func (s *arrowSource) has(table string) bool {
+	if s.man != nil {
+		return s.man.Has(table)
+	}
+	_, err := os.Stat(filepath.Join(s.dir, table+".arrow"))
+	return err == nil
+}
+
+// eos is the Arrow IPC end-of-stream marker that closes every file Convert writes.
+var eos = []byte{0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}
+
+// mappedMessages reads the messages of an Arrow IPC stream held in memory
+// (a mapped file) without copying: each message's body is a slice of data.
+type mappedMessages struct {
+	data []byte
+	off  int
+	msg  *ipc.Message
+}
+
+func (m *mappedMessages) Retain()  {}
+func (m *mappedMessages) Release() { m.releaseMsg() }
+
+func (m *mappedMessages) releaseMsg() {
+	if m.msg != nil {
+		m.msg.Release()
+		m.msg = nil
+	}
+}
+
+// Message returns the next message, io.EOF at the end-of-stream marker.
+func (m *mappedMessages) Message() (*ipc.Message, error) {
+	m.releaseMsg()
+	rest := m.data[m.off:]
+	if len(rest) < 4 {
+		return nil, fmt.Errorf("truncated at byte %d: no message header", m.off)
+	}
+	n := binary.LittleEndian.Uint32(rest)
+	skip := 4
+	if n == 0xFFFFFFFF {
+		if len(rest) < 8 {
+			return nil, fmt.Errorf("truncated at byte %d: no message length", m.off)
+		}
+		n, skip = binary.LittleEndian.Uint32(rest[4:]), 8
+	}
+	if n == 0 {
+		m.off += skip
+		return nil, io.EOF
+	}
+	if int64(n) > int64(len(rest)-skip) {
+		return nil, fmt.Errorf("message at byte %d: metadata of %d bytes runs past the end", m.off, n)
+	}
+	meta := rest[skip : skip+int(n)]
+	head := ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(nil))
+	bodyLen := head.BodyLen()
+	head.Release()
+	start := skip + int(n)
+	if bodyLen < 0 || bodyLen > int64(len(rest)-start) {
+		return nil, fmt.Errorf("message at byte %d: body of %d bytes runs past the end", m.off, bodyLen)
+	}
+	body := rest[start : start+int(bodyLen)]
+	m.msg = ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(body))
+	m.off += start + int(bodyLen)
+	return m.msg, nil
+}
+
+func (s *arrowSource) scan(ctx context.Context, table string, win timeRange, fn func(arrow.Record) error) error {
+	path := filepath.Join(s.dir, table+".arrow")
+	var want *ManifestTable
+	if s.man != nil {
+		want = s.man.table(table)
+	}
+	return scanArrowFile(ctx, path, defs[table], want, win, fn)
+}
+
+// timeRange selects record batches by the time statistics in the manifest:
+// a batch is read when it may hold a time in [lo, hi) (trace time). The
+// loader still filters rows; this only spares it batches it would drop.
+type timeRange struct {
+	on     bool
+	lo, hi sim.Time
+}
+
+func window(lo, hi sim.Time) timeRange { return timeRange{on: true, lo: lo, hi: hi} }
+
+var allRows = timeRange{}
+
+func (r timeRange) keeps(b *BatchInfo) bool {
+	if !r.on || !b.Timed || b.NullTimes > 0 {
+		return true
+	}
+	return b.MaxTime*1000 >= float64(r.lo) && b.MinTime*1000 < float64(r.hi)
+}
+
+// scanArrowFile streams the record batches of one Arrow file that win
+// selects. A file that is truncated, corrupt, of another table, or different
+// from its manifest entry is an error naming the file; a panic inside the
+// Arrow library on malformed input is turned into such an error too.
+//
+// Uncompressed files take the fast path (fastStream): zero-copy, skipping
+// unselected batches, verifying each batch read against its checksum in the
+// manifest. Other files go through the generic Arrow reader, which checks
+// the whole file's checksum.
+func scanArrowFile(ctx context.Context, path string, def *tableDef, want *ManifestTable, win timeRange, fn func(arrow.Record) error) (err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("opening table: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("opening table: %w", err)
+	}
+	size := info.Size()
+	if want != nil && size != want.Bytes {
+		return fmt.Errorf("%s: %d bytes, manifest says %d: truncated or replaced", path, size, want.Bytes)
+	}
+	if size < int64(len(eos)) {
+		return fmt.Errorf("%s: truncated arrow stream (%d bytes)", path, size)
+	}
+	data, unmap, err := mapFile(f, size)
+	if err != nil {
+		return err
+	}
+	defer unmap()
+	if !bytes.Equal(data[len(data)-len(eos):], eos) {
+		return fmt.Errorf("%s: truncated arrow stream: no end-of-stream marker", path)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: corrupt arrow data: %v", path, r)
+		}
+	}()
+	schemaReader, err := ipc.NewReaderFromMessageReader(&mappedMessages{data: data}, ipc.WithAllocator(&poolAllocator{}))
+	if err != nil {
+		return fmt.Errorf("%s: not an arrow stream: %w", path, err)
+	}
+	err = checkSchema(schemaReader.Schema(), def)
+	schemaReader.Release()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if want != nil && len(want.Batches) == 0 && want.Rows > 0 {
+		return fmt.Errorf("%s: manifest lists no record batches for %d rows", path, want.Rows)
+	}
+	emitted := 0
+	wrapped := func(rec arrow.Record) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// Without checksums, check every dictionary code so that a corrupt
+		// file fails rather than giving wrong values. With them, corruption
+		// is caught by the checksum; an out-of-range code met before that
+		// check completes panics on the index and is recovered above.
+		if want == nil {
+			if err := checkRecord(rec); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		emitted++
+		if err := fn(rec); err != nil {
+			return err
+		}
+		return nil
+	}
+	if want == nil || want.Compression == "" {
+		fs := newFastStream(data, def)
+		var keep func(int) bool
+		if want != nil {
+			fs.batches, fs.verified = want.Batches, make([]bool, len(want.Batches))
+			keep = func(k int) bool { return k >= len(want.Batches) || win.keeps(&want.Batches[k]) }
+		}
+		batches, rows, err := fs.run(keep, wrapped)
+		switch {
+		case errors.Is(err, errUnsupported) && emitted == 0 && want == nil:
+			// not a layout the fast path handles: use the generic reader
+		case err != nil:
+			if strings.HasPrefix(err.Error(), path) {
+				return err
+			}
+			return fmt.Errorf("%s: corrupt arrow stream: %w", path, err)
+		default:
+			if want != nil && (rows != want.Rows || batches != len(want.Batches)) {
+				return fmt.Errorf("%s: %d rows in %d batches, manifest says %d in %d", path, rows, batches, want.Rows, len(want.Batches))
+			}
+			return nil
+		}
+	}
+	return scanGeneric(path, data, want, win, wrapped)
+}
+
+// scanGeneric reads a stream with the Arrow library's reader, which copies
+// every buffer and handles compression; the whole file's checksum is
+// computed on another core meanwhile.
+func scanGeneric(path string, data []byte, want *ManifestTable, win timeRange, fn func(arrow.Record) error) (err error) {
+	if want != nil {
+		// the mapping must outlive the goroutine, hence the wait on every
+		// path; a mismatch is the better explanation of any decoding error
+		sum := make(chan uint32, 1)
+		go func() { sum <- crc32.Checksum(data, castagnoli) }()
+		defer func() {
+			if got := <-sum; got != want.CRC32C {
+				err = fmt.Errorf("%s: checksum %08x, manifest says %08x: file is corrupt", path, got, want.CRC32C)
+			}
+		}()
+	}
+	mr := &mappedMessages{data: data}
+	rdr, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(&poolAllocator{}))
+	if err != nil {
+		return fmt.Errorf("%s: not an arrow stream: %w", path, err)
+	}
+	defer rdr.Release()
+	var rows int64
+	k := 0
+	for rdr.Next() {
+		rec := rdr.Record()
+		rows += rec.NumRows()
+		k++
+		if want != nil && k <= len(want.Batches) && !win.keeps(&want.Batches[k-1]) {
+			continue
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return fmt.Errorf("%s: corrupt arrow stream: %w", path, err)
+	}
+	if mr.off != len(data) {
+		return fmt.Errorf("%s: corrupt arrow stream: %d bytes after the end-of-stream marker at byte %d", path, len(data)-mr.off, mr.off)
+	}
+	if want != nil && rows != want.Rows {
+		return fmt.Errorf("%s: %d rows, manifest says %d", path, rows, want.Rows)
+	}
+	return nil
+}
+
+// checkSchema verifies that a file holds the expected table.
+func checkSchema(got *arrow.Schema, def *tableDef) error {
+	if got.NumFields() != len(def.cols) {
+		return fmt.Errorf("schema has %d columns, want %d for table %s", got.NumFields(), len(def.cols), def.name)
+	}
+	for i, f := range def.schema.Fields() {
+		g := got.Field(i)
+		if g.Name != f.Name || !arrow.TypeEqual(g.Type, f.Type) {
+			return fmt.Errorf("column %d is %s %s, want %s %s (table %s)", i, g.Name, g.Type, f.Name, f.Type, def.name)
+		}
+	}
+	return nil
+}
+
+// checkRecord verifies what the loader relies on: buffer sizes that match
+// the row count, and dictionary codes inside their dictionaries, so that a
+// corrupt batch is an error rather than a wrong value or an out-of-range read.
+func checkRecord(rec arrow.Record) error {
+	n := int(rec.NumRows())
+	for i, col := range rec.Columns() {
+		if col.Len() != n {
+			return fmt.Errorf("column %d has %d values, want %d", i, col.Len(), n)
+		}
+		switch a := col.(type) {
+		case *array.Int64:
+			if len(a.Int64Values()) != n {
+				return fmt.Errorf("column %d: short value buffer", i)
+			}
+		case *array.Float64:
+			if len(a.Float64Values()) != n {
+				return fmt.Errorf("column %d: short value buffer", i)
+			}
+		case *array.Dictionary:
+			idx, ok := a.Indices().(*array.Int32)
+			if !ok {
+				return fmt.Errorf("column %d: dictionary indices are %s, want int32", i, a.Indices().DataType())
+			}
+			dict, ok := a.Dictionary().(*array.String)
+			if !ok {
+				return fmt.Errorf("column %d: dictionary values are %s, want utf8", i, a.Dictionary().DataType())
+			}
+			if err := checkStrings(dict); err != nil {
+				return fmt.Errorf("column %d: %w", i, err)
+			}
+			codes := idx.Int32Values()
+			if len(codes) != n {
+				return fmt.Errorf("column %d: short index buffer", i)
+			}
+			m := int32(dict.Len())
+			for j, c := range codes {
+				if (c < 0 || c >= m) && a.IsValid(j) {
+					return fmt.Errorf("column %d row %d: dictionary code %d outside [0, %d)", i, j, c, m)
+				}
+			}
+		default:
+			return fmt.Errorf("column %d: unexpected type %s", i, col.DataType())
+		}
+	}
+	return nil
+}
+
+// checkStrings verifies a string array's offsets: non-negative and in order.
+// (The Arrow reader already checks that the last offset is inside the data.)
+func checkStrings(a *array.String) error {
+	if a.Len() == 0 {
+		return nil
+	}
+	offs := a.ValueOffsets()
+	if len(offs) != a.Len()+1 || offs[0] < 0 {
+		return fmt.Errorf("dictionary offsets invalid")
+	}
+	for i := 1; i < len(offs); i++ {
+		if offs[i] < offs[i-1] {
+			return fmt.Errorf("dictionary offsets out of order")
+		}
+	}
+	return nil
+}
+
+// csvSource parses the CSV tables of a directory on every scan: the slow
+// path, used for traces that were not converted and to measure what the
+// Arrow files save.
+type csvSource struct {
+	inputs    map[string]input
+	batchRows int
+}
+
+func openCSVSource(dir string) (*csvSource, error) {
+	inputs, err := findInputs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &csvSource{inputs: inputs, batchRows: 1 << 14}, nil
+}
+
+func (s *csvSource) has(table string) bool { _, ok := s.inputs[table]; return ok }
+
+func (s *csvSource) scan(ctx context.Context, table string, _ timeRange, fn func(arrow.Record) error) error {
+	var ts TableSummary
+	return parseInput(ctx, s.inputs[table], parseOptions{batchRows: s.batchRows}, &ts, fn)
+}

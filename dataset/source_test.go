@@ -1,0 +1,141 @@
+package dataset
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v15/arrow"
+
+	"github.com/kubesim/kubesim/sim"
+)
+
+func TestTimeRangeKeeps(t *testing.T) {
+	w := window(100*sim.Second, 200*sim.Second)
+	cases := []struct {
+		name string
+		b    BatchInfo
+		want bool
+	}{
+		{"inside", BatchInfo{Timed: true, MinTime: 120, MaxTime: 150}, true},
+		{"overlaps the start", BatchInfo{Timed: true, MinTime: 50, MaxTime: 100}, true},
+		{"ends before", BatchInfo{Timed: true, MinTime: 50, MaxTime: 99.999}, false},
+		// [100 s, 200 s) excludes 200 s
+		{"starts at the end", BatchInfo{Timed: true, MinTime: 200, MaxTime: 300}, false},
+		{"no times", BatchInfo{}, true},
+		{"some null times", BatchInfo{Timed: true, MinTime: 500, MaxTime: 600, NullTimes: 1}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := w.keeps(&tc.b); got != tc.want {
+				t.Errorf("keeps(%+v) = %v; want %v", tc.b, got, tc.want)
+			}
+			if !allRows.keeps(&tc.b) {
+				t.Error("allRows skipped a batch")
+			}
+		})
+	}
+}
+
+// With small record batches a window reads only the batches it needs, and
+// the workload is still exactly the one from the CSV.
+func TestLoadSkipsBatches(t *testing.T) {
+	dir := synthTrace(t, SynthOptions{Machines: 20, Days: 1, Seed: 6, BatchConcurrency: 1})
+	out := filepath.Join(dir, "arrow")
+	if _, err := Convert(context.Background(), dir, out, ConvertOptions{BatchRows: 500, Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := openArrowSource(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read, total int64
+	err = src.scan(context.Background(), BatchInstance, window(6*sim.Hour, 7*sim.Hour), func(rec arrow.Record) error {
+		read += rec.NumRows()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total = src.man.table(BatchInstance).Rows
+	// instances start in job order, so one hour of 24 needs a small share
+	// of the batches
+	if read == 0 || read > total/4 {
+		t.Errorf("read %d of %d rows for one hour; want a few batches only", read, total)
+	}
+	opts := LoadOptions{Window: Window{From: 6 * sim.Hour, To: 7 * sim.Hour}, Machines: 10, Seed: 2, DAG: true}
+	wa, err := Load(out, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := LoadCSV(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(wa, wc) || len(wa.Pods) == 0 {
+		t.Errorf("Load gave %d pods, LoadCSV %d; want the same workload", len(wa.Pods), len(wc.Pods))
+	}
+}
+
+// Compressed files go through the Arrow library's reader and give the same
+// workload.
+func TestLoadCompressed(t *testing.T) {
+	dir := synthTrace(t, SynthOptions{Machines: 10, Days: 0.5, Seed: 7, BatchConcurrency: 1})
+	opts := LoadOptions{Window: Window{From: sim.Hour, To: 9 * sim.Hour}, DAG: true, Machines: 5, Seed: 3}
+	var want *sim.Workload
+	for _, comp := range []string{"none", "lz4", "zstd"} {
+		out := filepath.Join(dir, comp)
+		if _, err := Convert(context.Background(), dir, out, ConvertOptions{Compression: comp, BatchRows: 1000, Logger: quiet}); err != nil {
+			t.Fatal(err)
+		}
+		w, err := Load(out, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", comp, err)
+		}
+		if want == nil {
+			want = w
+		} else if !reflect.DeepEqual(w, want) {
+			t.Errorf("%s: %d pods; want the uncompressed workload's %d", comp, len(w.Pods), len(want.Pods))
+		}
+	}
+}
+
+// A corrupt batch is found by its checksum when the window reads it; a
+// window that skips it does not read its bytes.
+func TestCorruptBatchChecksum(t *testing.T) {
+	dir := synthTrace(t, SynthOptions{Machines: 10, Days: 1, Seed: 8, BatchConcurrency: 1})
+	out := filepath.Join(dir, "arrow")
+	if _, err := Convert(context.Background(), dir, out, ConvertOptions{BatchRows: 500, Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadManifest(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bi := m.table(BatchInstance).Batches
+	last := bi[len(bi)-1]
+	path := filepath.Join(out, BatchInstance+".arrow")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// change a byte in the body of the last batch (its last bytes are data)
+	b[last.Offset+last.Bytes-16] ^= 0xff
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	early := Window{From: 0, To: sim.Time(bi[0].MaxTime*1000) + 1}
+	if last.MinTime*1000 < float64(early.To) {
+		t.Fatalf("test set-up: the last batch (from %v s) overlaps the early window", last.MinTime)
+	}
+	if _, err := Load(out, LoadOptions{Window: early}); err != nil {
+		t.Errorf("a window that skips the corrupt batch failed: %v", err)
+	}
+	_, err = Load(out, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("error %v; want a checksum error naming %s", err, path)
+	}
+}

@@ -2,6 +2,7 @@ package ppo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -153,4 +154,24 @@ func (s *Scheduler) Schedule(c *sim.Cluster, p *sim.Pod) int {
 		return sim.PendingDecision
 	}
 	return a
+}
+
+// LoadPolicy reads a checkpoint written by the trainer: the policy and the
+// environment configuration it was trained with (its observation encoding).
+func LoadPolicy(path string) (*model.Policy, env.Config, error) {
+	pol, meta, err := loadCheckpoint(path)
+	if err != nil {
+		return nil, env.Config{}, err
+	}
+	ec := env.DefaultConfig()
+	if s, ok := meta[metaEnv]; ok {
+		if err := json.Unmarshal([]byte(s), &ec); err != nil {
+			return nil, env.Config{}, fmt.Errorf("loading %s: bad %s metadata: %w", path, metaEnv, err)
+		}
+	}
+	if pol.Config().NodeFeatures != env.NodeFeatures || pol.Config().PodFeatures != env.PodFeatures {
+		return nil, env.Config{}, fmt.Errorf("loading %s: the policy reads %d node and %d pod features; this build's environment has %d and %d",
+			path, pol.Config().NodeFeatures, pol.Config().PodFeatures, env.NodeFeatures, env.PodFeatures)
+	}
+	return pol, ec, nil
 }

@@ -33,7 +33,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newReplayCmd())
+	root.AddCommand(newReplayCmd(), newEvalCmd(), newTrainCmd(), newSynthCmd(), newConvertCmd(), newDataCmd())
 	return root
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -17,14 +18,9 @@ import (
 
 // replayFlags are the options of `kubesim replay`.
 type replayFlags struct {
+	workloadFlags
 	scheduler string
-	nodes     int
-	pods      int
-	load      float64
-	seed      uint64
 	json      bool
-	autoscale bool
-	maxNodes  int
 }
 
 func newReplayCmd() *cobra.Command {
@@ -42,13 +38,8 @@ All schedulers see the same workload and the same simulator seed.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scheduler, "scheduler", "all", "scheduler name, or all")
-	fl.IntVar(&f.nodes, "nodes", 40, "nodes at the start")
-	fl.IntVar(&f.pods, "pods", 0, "pods in the synthetic workload (0: 250 per node)")
-	fl.Float64Var(&f.load, "load", 1.0, "offered memory load of the synthetic workload (1 = the cluster's memory)")
-	fl.Uint64Var(&f.seed, "seed", 1, "seed of the workload, the simulator and the schedulers")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per scheduler, one per line")
-	fl.BoolVar(&f.autoscale, "autoscale", false, "enable the cluster autoscaler (template: the first node's shape)")
-	fl.IntVar(&f.maxNodes, "max-nodes", 0, "autoscaler upper bound (0: twice --nodes)")
+	f.register(fl)
 	return cmd
 }
 
@@ -57,45 +48,24 @@ func runReplay(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.nodes <= 0 {
-		return usagef("--nodes %d: must be positive", f.nodes)
-	}
-	if f.pods < 0 {
-		return usagef("--pods %d: must not be negative", f.pods)
-	}
-	o := sim.DefaultSyntheticOptions(f.nodes)
-	o.Seed, o.Load = f.seed, f.load
-	if f.pods > 0 {
-		o.Pods = f.pods
-	}
-	w, err := sim.Synthetic(o)
-	if err != nil {
-		return usageError{err}
-	}
-	cfg := sim.DefaultConfig()
-	cfg.Seed = f.seed
-	if f.autoscale {
-		cfg.Autoscaler.Enabled = true
-		cfg.Autoscaler.Template = w.Nodes[0]
-		cfg.Autoscaler.Template.Name = "autoscaled"
-		cfg.Autoscaler.MinNodes = 1
-		cfg.Autoscaler.MaxNodes = f.maxNodes
-		if f.maxNodes == 0 {
-			cfg.Autoscaler.MaxNodes = 2 * f.nodes
-		}
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
-	}
-	results, err := replayAll(ctx, w, cfg, names, f.seed)
+	w, cfg, err := f.build()
 	if err != nil {
 		return err
 	}
+	results, err := replayAll(ctx, w, cfg, schedulerFactories(names, f.seed))
+	if err != nil {
+		return err
+	}
+	return printResults(cmd, w, f.json, results)
+}
+
+// printResults writes the comparison as a table or JSON lines.
+func printResults(cmd *cobra.Command, w *sim.Workload, asJSON bool, results []*sim.Result) error {
 	out := cmd.OutOrStdout()
-	if f.json {
+	if asJSON {
 		return sweep.WriteJSONLines(out, results)
 	}
-	fmt.Fprintf(out, "workload %s: %d pods, %d nodes, load %.2f\n", w.Name, len(w.Pods), len(w.Nodes), f.load)
+	fmt.Fprintf(out, "workload %s: %d pods, %d nodes\n", w.Name, len(w.Pods), len(w.Nodes))
 	return sweep.WriteTable(out, results)
 }
 
@@ -110,20 +80,35 @@ func schedulerNames(s string) ([]string, error) {
 	return []string{s}, nil
 }
 
+// factory makes a fresh scheduler for one replay.
+type factory struct {
+	name string
+	make func() (sim.Scheduler, error)
+}
+
+// schedulerFactories returns factories for registry names.
+func schedulerFactories(names []string, seed uint64) []factory {
+	fs := make([]factory, len(names))
+	for i, name := range names {
+		fs[i] = factory{name, func() (sim.Scheduler, error) { return sched.New(name, seed) }}
+	}
+	return fs
+}
+
 // replayAll replays w under each scheduler, in parallel on the available
-// cores; results come back in the order of names.
-func replayAll(ctx context.Context, w *sim.Workload, cfg sim.Config, names []string, seed uint64) ([]*sim.Result, error) {
-	results := make([]*sim.Result, len(names))
-	errs := make([]error, len(names))
+// cores; results come back in the order of the factories.
+func replayAll(ctx context.Context, w *sim.Workload, cfg sim.Config, fs []factory) ([]*sim.Result, error) {
+	results := make([]*sim.Result, len(fs))
+	errs := make([]error, len(fs))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for i, name := range names {
+	for i, f := range fs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			s, err := sched.New(name, seed)
+			s, err := f.make()
 			if err != nil {
 				errs[i] = err
 				return
@@ -131,15 +116,13 @@ func replayAll(ctx context.Context, w *sim.Workload, cfg sim.Config, names []str
 			start := time.Now()
 			results[i], errs[i] = sim.Run(ctx, w, cfg, s)
 			if errs[i] == nil {
-				slog.Info("replayed", "scheduler", name, "pods", results[i].Pods, "elapsed", time.Since(start).Round(time.Millisecond))
+				slog.Info("replayed", "scheduler", f.name, "pods", results[i].Pods, "elapsed", time.Since(start).Round(time.Millisecond))
 			}
 		}()
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return results, nil
 }

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubesim/kubesim/dataset"
+)
+
+// defaultTrace is where `make run` keeps the default data.
+const defaultTrace = "data/default-trace"
+
+func newDataCmd() *cobra.Command {
+	out := defaultTrace
+	cmd := &cobra.Command{
+		Use:   "data",
+		Short: "Make sure the default trace exists (synthesise and convert it when absent)",
+		Long: `Data makes sure --out holds a converted trace: when it has none, it generates the
+small synthetic trace (40 machines, 2 days, calibrated to the Alibaba v2018 facts) and converts it to
+Arrow, in about a second. Nothing is downloaded. It does nothing when the trace is already there.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := dataset.EnsureDefault(cmd.Context(), out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "default trace ready in %s\n", out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", out, "directory of the converted trace")
+	return cmd
+}

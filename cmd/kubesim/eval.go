@@ -1,0 +1,53 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/kubesim/kubesim/ppo"
+	"github.com/kubesim/kubesim/sim"
+)
+
+func newEvalCmd() *cobra.Command {
+	var (
+		f          replayFlags
+		checkpoint string
+	)
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Compare a trained policy with the heuristics on one workload",
+		Long: `Replay one workload under the heuristics and under the learned policy of a checkpoint
+(greedy, masked by kube-scheduler's filters, exactly like a heuristic) and print the same table or JSON
+lines as replay, with the policy as the row "ppo".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if checkpoint == "" {
+				return usagef("--checkpoint is required")
+			}
+			names, err := schedulerNames(f.scheduler)
+			if err != nil {
+				return err
+			}
+			pol, ec, err := ppo.LoadPolicy(checkpoint)
+			if err != nil {
+				return err
+			}
+			w, cfg, err := f.build()
+			if err != nil {
+				return err
+			}
+			fs := schedulerFactories(names, f.seed)
+			fs = append(fs, factory{"ppo", func() (sim.Scheduler, error) { return ppo.NewScheduler("ppo", pol, ec) }})
+			results, err := replayAll(cmd.Context(), w, cfg, fs)
+			if err != nil {
+				return err
+			}
+			return printResults(cmd, w, f.json, results)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&checkpoint, "checkpoint", "", "checkpoint written by train (best.ckpt or last.ckpt)")
+	fl.StringVar(&f.scheduler, "scheduler", "all", "heuristics to compare with: a name, or all")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object per scheduler, one per line")
+	f.register(fl)
+	return cmd
+}

@@ -1,0 +1,161 @@
+package sweep
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/ppo"
+	"github.com/kubesim/kubesim/sim"
+)
+
+// Spec is an experiment or training file. Its sections are the same for
+// `kubesim train` and for experiments: where the workload comes from (trace
+// and windows, or the synthetic generator), the cluster, the reward, PPO's
+// hyper-parameters and the evaluation. Every key is optional; defaults are
+// env.DefaultConfig and ppo.DefaultConfig. Unknown keys are errors.
+type Spec struct {
+	Name    string      `yaml:"name"`
+	Trace   *Trace      `yaml:"trace"`
+	Windows *WindowSpec `yaml:"windows"`
+	Cluster Cluster     `yaml:"cluster"`
+	Reward  env.Reward  `yaml:"reward"`
+	PPO     ppo.Config  `yaml:"ppo"`
+	Eval    Eval        `yaml:"eval"`
+}
+
+// Trace selects a converted Alibaba trace (see `kubesim convert`).
+type Trace struct {
+	// Dir holds the Arrow files and manifest written by convert.
+	Dir string `yaml:"dir"`
+	// LoadFactor scales arrivals (1 replays the trace as it is).
+	LoadFactor float64 `yaml:"load_factor"`
+	// DAG makes batch tasks wait for the tasks they depend on.
+	DAG bool `yaml:"dag"`
+	// MachineMemMiB is the memory of a machine of normalised memory 100.
+	MachineMemMiB int64 `yaml:"machine_mem_mib"`
+}
+
+// WindowSpec names the train and test windows of a trace, in the forms that
+// dataset.ResolveWindow accepts ("train-0", "day2", "30h-36h"). Empty lists
+// take the default split. Train and test windows must not overlap.
+type WindowSpec struct {
+	Train []string `yaml:"train"`
+	Test  []string `yaml:"test"`
+}
+
+// Cluster is the environment's cluster and episode settings: the keys of
+// env.Config other than the reward.
+type Cluster struct {
+	MinNodes           int             `yaml:"min_nodes"`
+	MaxNodes           int             `yaml:"max_nodes"`
+	MaxSteps           int             `yaml:"max_steps"`
+	Domain             env.DomainLevel `yaml:"domain"`
+	Reference          env.Reference   `yaml:"reference"`
+	AutoscaleMinFactor float64         `yaml:"autoscale_min_factor"`
+	AutoscaleMaxFactor float64         `yaml:"autoscale_max_factor"`
+	Workload           env.Synthetic   `yaml:"workload"`
+	Sim                sim.Config      `yaml:"sim"`
+}
+
+// Eval says how a trained policy is compared with the heuristics.
+type Eval struct {
+	// Nodes are the cluster sizes to evaluate at (sizes never seen in
+	// training included).
+	Nodes []int `yaml:"nodes"`
+	// Schedulers are heuristic names, or "all".
+	Schedulers []string `yaml:"schedulers"`
+	// Seeds is the number of evaluation workloads per size.
+	Seeds int `yaml:"seeds"`
+}
+
+// DefaultSpec returns the defaults every file starts from.
+func DefaultSpec() Spec {
+	e := env.DefaultConfig()
+	return Spec{
+		Name: "default",
+		Cluster: Cluster{
+			MinNodes: e.MinNodes, MaxNodes: e.MaxNodes, MaxSteps: e.MaxSteps, Domain: e.Domain,
+			Reference: e.Reference, AutoscaleMinFactor: e.ScaleMin, AutoscaleMaxFactor: e.ScaleMax,
+			Workload: e.Workload, Sim: e.Sim,
+		},
+		Reward: e.Reward,
+		PPO:    ppo.DefaultConfig(),
+		Eval:   Eval{Nodes: []int{10, 40, 100}, Schedulers: []string{"all"}, Seeds: 1},
+	}
+}
+
+// EnvConfig returns the environment configuration the spec describes.
+func (s *Spec) EnvConfig() env.Config {
+	c := s.Cluster
+	return env.Config{
+		Reward: s.Reward, MaxSteps: c.MaxSteps, MinNodes: c.MinNodes, MaxNodes: c.MaxNodes,
+		Reference: c.Reference, Domain: c.Domain, ScaleMin: c.AutoscaleMinFactor, ScaleMax: c.AutoscaleMaxFactor,
+		Workload: c.Workload, Sim: c.Sim,
+	}
+}
+
+// Validate checks every section, naming the key at fault.
+func (s *Spec) Validate() error {
+	ec := s.EnvConfig()
+	if err := ec.Validate(); err != nil {
+		return err
+	}
+	if err := s.PPO.Validate(); err != nil {
+		return err
+	}
+	if s.Trace != nil {
+		switch {
+		case s.Trace.Dir == "":
+			return fmt.Errorf("trace.dir: missing")
+		case s.Trace.LoadFactor < 0:
+			return fmt.Errorf("trace.load_factor = %v: must not be negative", s.Trace.LoadFactor)
+		case s.Trace.MachineMemMiB < 0:
+			return fmt.Errorf("trace.machine_mem_mib = %v: must not be negative", s.Trace.MachineMemMiB)
+		}
+	} else if s.Windows != nil {
+		return fmt.Errorf("windows: given without a trace section")
+	}
+	for _, n := range s.Eval.Nodes {
+		if n < 1 {
+			return fmt.Errorf("eval.nodes: %d: must be positive", n)
+		}
+	}
+	if s.Eval.Seeds < 0 {
+		return fmt.Errorf("eval.seeds = %d: must not be negative", s.Eval.Seeds)
+	}
+	return nil
+}
+
+// ReadSpec parses a spec file over the defaults and validates it. Errors
+// name the file, and for YAML problems the line and key.
+func ReadSpec(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading spec: %w", err)
+	}
+	s, err := ParseSpec(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSpec parses YAML over DefaultSpec and validates the result.
+func ParseSpec(data []byte) (*Spec, error) {
+	s := DefaultSpec()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}

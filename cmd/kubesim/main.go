@@ -8,9 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -38,17 +40,29 @@ func newRootCmd() *cobra.Command {
 }
 
 func main() {
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := newRootCmd().ExecuteContext(ctx)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run executes the command line args and returns the exit status: 0, 1 for
+// failures, 2 for usage errors (bad flags, unknown names, impossible values).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
 	if err == nil {
-		return
+		return 0
 	}
-	fmt.Fprintln(os.Stderr, "kubesim:", err)
+	fmt.Fprintln(stderr, "kubesim:", err)
 	var u usageError
-	if errors.As(err, &u) {
-		os.Exit(2)
+	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command") ||
+		strings.HasPrefix(err.Error(), "required flag") || strings.Contains(err.Error(), "accepts 0 arg") {
+		return 2
 	}
-	os.Exit(1)
+	return 1
 }

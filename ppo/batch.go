@@ -47,14 +47,19 @@ func (s *store) obs(i int) env.Obs {
 }
 
 // paddedN is the node count a batch whose largest observation has n nodes
-// is padded to: the next power of two, at least 8. Training graphs are built
-// per (batch size, padded N), so few distinct shapes keep them cached.
+// is padded to: n rounded up to a multiple of 4 (of 16 above 64, of 64 above
+// 256). Training graphs are built per (batch size, padded N), so rounding
+// keeps the number of shapes (and graph rebuilds) small while wasting little
+// work on padding rows.
 func paddedN(n int) int {
-	p := 8
-	for p < n {
-		p *= 2
+	step := 4
+	switch {
+	case n > 256:
+		step = 64
+	case n > 64:
+		step = 16
 	}
-	return p
+	return max(step, (n+step-1)/step*step)
 }
 
 // fill packs observations into b, padded to paddedN of the largest N with

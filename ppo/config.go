@@ -44,6 +44,11 @@ type Config struct {
 	TargetKL float64 `yaml:"target_kl" json:"target_kl"`
 	// NormalizeAdvantage normalises advantages per minibatch.
 	NormalizeAdvantage bool `yaml:"normalize_advantage" json:"normalize_advantage"`
+	// NormalizeReward divides rewards by the running std of the discounted
+	// return and clips them to +-ClipReward (SB3's VecNormalize for
+	// rewards). Episode returns in monitor.csv stay unscaled.
+	NormalizeReward bool    `yaml:"normalize_reward" json:"normalize_reward"`
+	ClipReward      float64 `yaml:"clip_reward" json:"clip_reward"`
 	// Seed drives the weights, the environments and action sampling.
 	Seed uint64 `yaml:"seed" json:"seed"`
 	// EvalFreq runs the greedy policy on the evaluation episodes every this
@@ -80,6 +85,8 @@ func DefaultConfig() Config {
 		AnnealLR:           true,
 		MaxGradNorm:        0.5,
 		NormalizeAdvantage: true,
+		NormalizeReward:    true,
+		ClipReward:         10,
 		Seed:               1,
 		EvalFreq:           16384,
 		EvalEpisodes:       4,
@@ -126,6 +133,8 @@ func (c *Config) Validate() error {
 		return bad("learning_rate", c.LearningRate, "must be a finite positive number")
 	case !(c.MaxGradNorm > 0):
 		return bad("max_grad_norm", c.MaxGradNorm, "must be positive")
+	case c.NormalizeReward && !(c.ClipReward > 0):
+		return bad("clip_reward", c.ClipReward, "must be positive when normalize_reward is on")
 	case !finite(c.TargetKL):
 		return bad("target_kl", c.TargetKL, "must be 0 (off) or positive")
 	case c.EvalFreq < 0:

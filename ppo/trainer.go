@@ -34,6 +34,7 @@ const (
 	metaBest    = "ppo/best_eval_reward"
 	metaConfig  = "ppo/config"
 	metaEnv     = "env/config"
+	metaReturn  = "ppo/return_stat" // mean, variance and count of the reward scaler
 )
 
 // Options are a training run's outputs and side channels.
@@ -75,6 +76,9 @@ type Trainer struct {
 	steps int64 // environment steps done
 	upd   int64 // updates done
 	best  float64
+	// scaler normalises rewards (nil when off); its return statistic is
+	// saved in checkpoints so that a resumed run scales as before.
+	scaler *rewardScaler
 }
 
 // Summary is what a training run did.
@@ -106,6 +110,9 @@ func New(cfg Config, envCfg env.Config, src, eval env.Source, opts Options) (*Tr
 	}
 	t := &Trainer{cfg: cfg, envCfg: envCfg, src: src, eval: eval, opts: opts, best: math.Inf(-1)}
 	t.rng = rand.New(rand.NewPCG(cfg.Seed, 0x70706f))
+	if cfg.NormalizeReward {
+		t.scaler = newRewardScaler(cfg.NEnvs, cfg.Gamma, cfg.ClipReward)
+	}
 	if opts.Resume != "" {
 		if err := t.resume(opts.Resume); err != nil {
 			return nil, err
@@ -150,6 +157,12 @@ func (t *Trainer) resume(path string) error {
 	if v, ok := meta[metaBest]; ok {
 		if t.best, err = strconv.ParseFloat(v, 64); err != nil {
 			return fmt.Errorf("resuming from %s: bad %s: %w", path, metaBest, err)
+		}
+	}
+	if v, ok := meta[metaReturn]; ok && t.scaler != nil {
+		st := &t.scaler.stat
+		if _, err := fmt.Sscan(v, &st.mean, &st.variance, &st.count); err != nil {
+			return fmt.Errorf("resuming from %s: bad %s: %w", path, metaReturn, err)
 		}
 	}
 	// A fresh random stream per resumed update count keeps a resumed run
@@ -231,6 +244,8 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 		finalIdx   []int
 		epRewards  = newWindow(100)
 		epLengths  = newWindow(100)
+		stepDone   = make([]bool, K)
+		scaler     = t.scaler
 		terms      rewardTerms
 	)
 	var bar *progressbar.ProgressBar
@@ -280,6 +295,7 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 			for e := range K {
 				i := step*K + e
 				rewards[i] = nxt.Reward[e]
+				stepDone[e] = nxt.Terminated[e] || nxt.Truncated[e]
 				terminated[i], truncated[i] = nxt.Terminated[e], nxt.Truncated[e]
 				boot[i] = 0
 				terms.add(&nxt.Info[e])
@@ -294,6 +310,10 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 						return Summary{}, err
 					}
 				}
+			}
+			if scaler != nil {
+				row := rewards[step*K : (step+1)*K]
+				scaler.scale(row, stepDone, row)
 			}
 			// Bootstrap truncated episodes from the value of their final
 			// observation (SB3's handling of time limits).
@@ -439,6 +459,10 @@ func (t *Trainer) save(path string) error {
 	}
 	if !math.IsInf(t.best, -1) {
 		meta[metaBest] = strconv.FormatFloat(t.best, 'g', -1, 64)
+	}
+	if t.scaler != nil {
+		st := t.scaler.stat
+		meta[metaReturn] = fmt.Sprintf("%v %v %v", st.mean, st.variance, st.count)
 	}
 	if err := t.pol.Save(path, meta); err != nil {
 		return fmt.Errorf("saving %s: %w", path, err)

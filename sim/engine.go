@@ -216,16 +216,56 @@ func New(w *Workload, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// typicalPod returns the q-quantile of CPU requests and of memory requests.
+// typicalPod returns the q-quantile of CPU requests and of memory requests
+// (nearest rank, as Percentile), found by selection in linear time.
 func typicalPod(pods []PodSpec, q float64) Resources {
-	cpu := make([]int64, len(pods))
-	mem := make([]int64, len(pods))
-	for i := range pods {
-		cpu[i], mem[i] = pods[i].Requests.CPU, pods[i].Requests.Mem
+	if len(pods) == 0 {
+		return Resources{}
 	}
-	slices.Sort(cpu)
-	slices.Sort(mem)
-	return Resources{CPU: Percentile(cpu, q), Mem: Percentile(mem, q)}
+	k := max(0, min(int(math.Ceil(q*float64(len(pods))))-1, len(pods)-1))
+	v := make([]int64, len(pods))
+	for i := range pods {
+		v[i] = pods[i].Requests.CPU
+	}
+	cpu := selectKth(v, k)
+	for i := range pods {
+		v[i] = pods[i].Requests.Mem
+	}
+	return Resources{CPU: cpu, Mem: selectKth(v, k)}
+}
+
+// selectKth returns the k-th smallest value of v (0-based), reordering v:
+// quickselect with a median-of-three pivot and three-way partitioning, so
+// runs of equal values (common in request sizes) cost nothing extra.
+func selectKth(v []int64, k int) int64 {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		a, b, c := v[lo], v[(lo+hi)/2], v[hi]
+		p := max(min(a, b), min(max(a, b), c))
+		lt, i, gt := lo, lo, hi
+		for i <= gt {
+			switch {
+			case v[i] < p:
+				v[lt], v[i] = v[i], v[lt]
+				lt++
+				i++
+			case v[i] > p:
+				v[i], v[gt] = v[gt], v[i]
+				gt--
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt - 1
+		case k > gt:
+			lo = gt + 1
+		default:
+			return p
+		}
+	}
+	return v[k]
 }
 
 // Cluster returns the scheduler's view of the cluster.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -515,5 +516,25 @@ func TestRunCancelled(t *testing.T) {
 	cancel()
 	if _, err := Run(ctx, w, DefaultConfig(), scripted{}); err == nil {
 		t.Error("cancelled run returned no error")
+	}
+}
+
+// TestSelectKth: selection agrees with sorting on random slices with many
+// ties, for every rank.
+func TestSelectKth(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for trial := range 200 {
+		n := 1 + r.IntN(60)
+		v := make([]int64, n)
+		for i := range v {
+			v[i] = r.Int64N(int64(1 + trial%7))
+		}
+		sorted := slices.Clone(v)
+		slices.Sort(sorted)
+		for k := range n {
+			if got := selectKth(slices.Clone(v), k); got != sorted[k] {
+				t.Fatalf("select %d of %v = %d; want %d", k, v, got, sorted[k])
+			}
+		}
 	}
 }

@@ -93,6 +93,10 @@ type Config struct {
 	// bounds. Used only when Sim.Autoscaler.Enabled.
 	ScaleMin float64 `yaml:"autoscale_min_factor" json:"autoscale_min_factor"`
 	ScaleMax float64 `yaml:"autoscale_max_factor" json:"autoscale_max_factor"`
+	// ForcedSteps makes decisions where only Pending is legal (no node passes
+	// the filters) steps of their own; by default the environment takes them
+	// itself and the agent sees only real choices.
+	ForcedSteps bool `yaml:"forced_steps" json:"forced_steps"`
 	// Workload is the built-in synthetic source, used when New gets no Source.
 	Workload Synthetic `yaml:"workload" json:"workload"`
 	// Sim configures the simulator. Its Seed is ignored: each episode draws
@@ -102,16 +106,17 @@ type Config struct {
 }
 
 // DefaultConfig returns the training defaults: bounded balance, every weight
-// 1 and a deferral cost of 0.1, clusters of 5 to 50 nodes with the
+// 1 including the deferral cost (a deferral then never pays for itself
+// through the per-step balance reward), clusters of 5 to 50 nodes with the
 // autoscaler on between half and one and a half times the initial size,
 // startup and provisioning noise on (sim's defaults), synthetic episodes of
-// 100 pods per node.
+// 100 pods per node, forced steps taken by the environment.
 func DefaultConfig() Config {
 	s := sim.DefaultConfig()
 	s.Autoscaler.Enabled = true
 	return Config{
 		Reward: Reward{
-			Balance: 1, Fragment: 1, Violation: 1, Failure: 1, Pending: 0.1,
+			Balance: 1, Fragment: 1, Violation: 1, Failure: 1, Pending: 1,
 			BalanceForm: Bounded, BalanceOf: Used, FragmentMix: 0.5,
 		},
 		MinNodes:  5,
@@ -176,7 +181,7 @@ func (c *Config) Validate() error {
 	// The simulator's own checks, on the configuration of the smallest and
 	// the largest episode.
 	for _, n := range []int{c.MinNodes, c.MaxNodes} {
-		s := c.simConfig(n, 0)
+		s := c.SimConfig(n, 0)
 		if err := s.Validate(); err != nil {
 			return fmt.Errorf("%w: sim (episode of %d nodes): %w", ErrConfig, n, err)
 		}
@@ -184,9 +189,9 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// simConfig is the simulator configuration of an episode that starts with
+// SimConfig is the simulator configuration of an episode that starts with
 // n nodes, under the given seed.
-func (c *Config) simConfig(n int, seed uint64) sim.Config {
+func (c *Config) SimConfig(n int, seed uint64) sim.Config {
 	s := c.Sim
 	s.Seed = seed
 	a := &s.Autoscaler

@@ -136,11 +136,11 @@ func (e *Env) start() (Obs, Info, error) {
 		if size == 0 {
 			size = n
 		}
-		eng, err := sim.New(w, e.cfg.simConfig(size, e.rng.Uint64()))
+		eng, err := sim.New(w, e.cfg.SimConfig(size, e.rng.Uint64()))
 		if err != nil {
 			return Obs{}, Info{}, fmt.Errorf("env: new episode of %d nodes: %w", n, err)
 		}
-		p, ok := eng.Next()
+		p, ok := e.next(eng)
 		if !ok {
 			continue // nothing to decide in this episode
 		}
@@ -207,7 +207,7 @@ func (e *Env) Step(action int) (obs Obs, reward float64, terminated, truncated b
 	mix := e.cfg.Reward.FragmentMix
 	info.Fragment = (1-mix)*info.Stranded + mix*info.Frag
 
-	p, ok := e.eng.Next()
+	p, ok := e.next(e.eng)
 	e.steps++
 	e.obs = e.enc.encode(c, p, e.typical)
 
@@ -237,6 +237,35 @@ func (e *Env) Step(action int) (obs Obs, reward float64, terminated, truncated b
 		info.Episode = &Episode{Return: e.ret, Steps: e.steps, Nodes: e.nodes, Result: e.eng.Result()}
 	}
 	return e.obs, reward, e.term, e.trunc, info
+}
+
+// next advances eng to the next decision the agent must take. Unless
+// Config.ForcedSteps is set, decisions where no node passes the filters
+// (Pending is the only legal action) are taken by the environment itself,
+// as the simulator would take them: they teach nothing, and as steps they
+// would let a policy collect the per-step balance reward by keeping pods
+// waiting. Their consequences (preemptions, evictions) still reach the
+// reward of the agent's next step through the counters.
+func (e *Env) next(eng *sim.Engine) (*sim.Pod, bool) {
+	p, ok := eng.Next()
+	if e.cfg.ForcedSteps {
+		return p, ok
+	}
+	for ok && !anyFeasible(eng.Cluster(), p.Spec) {
+		eng.Decide(sim.PendingDecision)
+		p, ok = eng.Next()
+	}
+	return p, ok
+}
+
+func anyFeasible(c *sim.Cluster, s *sim.PodSpec) bool {
+	nodes := c.Nodes()
+	for i := range nodes {
+		if sim.Feasible(&nodes[i], s) {
+			return true
+		}
+	}
+	return false
 }
 
 // balance is R_balance for a standard deviation std of node CPU utilisation.

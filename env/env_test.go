@@ -481,7 +481,9 @@ func TestEmptyCluster(t *testing.T) {
 			Node: sim.NodeSpec{Name: "late", Allocatable: sim.Resources{CPU: 4000, Mem: 8192}}}},
 		End: 20 * sim.Second,
 	}
-	e, err := New(quietConfig(), Fixed{w})
+	cfg := quietConfig()
+	cfg.ForcedSteps = true // the observation where nothing fits is what this test looks at
+	e, err := New(cfg, Fixed{w})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,4 +598,59 @@ func TestMaskMatchesFilters(t *testing.T) {
 		t.Errorf("not every case met: %+v", seen)
 	}
 	t.Logf("node checks: %+v", seen)
+}
+
+// TestNoForcedSteps: by default every observation offers a real choice (some
+// node passes the filters), even under heavy pressure, while the simulator
+// keeps counting the unschedulable attempts the environment took itself;
+// with forced_steps those attempts are steps of their own.
+func TestNoForcedSteps(t *testing.T) {
+	for _, forced := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.MinNodes, cfg.MaxNodes = 4, 4
+		cfg.Workload.PodsPerNode = 60
+		cfg.Workload.Load = 1.6
+		cfg.ForcedSteps = forced
+		e, err := New(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, _, err := e.Reset(11)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 1))
+		sawForced := false
+		for {
+			choice := false
+			for i := range obs.N {
+				choice = choice || obs.Mask[i]
+			}
+			if !choice {
+				sawForced = true
+				if !forced {
+					t.Fatal("an observation with no feasible node under the default config")
+				}
+			}
+			var act int
+			for {
+				act = r.IntN(obs.N + 1)
+				if obs.Mask[act] {
+					break
+				}
+			}
+			var term, trunc bool
+			var info Info
+			obs, _, term, trunc, info = e.Step(act)
+			if term || trunc {
+				if info.Episode.Result.FailedAttempts == 0 {
+					t.Errorf("forced=%v: no unschedulable attempts under pressure; the test needs them", forced)
+				}
+				break
+			}
+		}
+		if forced && !sawForced {
+			t.Error("forced_steps: no forced observation under pressure")
+		}
+	}
 }

@@ -324,6 +324,7 @@ func TestObsFlags(t *testing.T) {
 	}
 	for _, c := range cases {
 		cfg := quietConfig()
+		cfg.ForcedSteps = true // node 2 fits nowhere for this pod: keep the forced observation
 		cfg.Domain = c.domain
 		e, err := New(cfg, Fixed{w})
 		if err != nil {

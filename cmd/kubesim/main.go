@@ -35,7 +35,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newReplayCmd(), newEvalCmd(), newTrainCmd(), newSynthCmd(), newConvertCmd(), newDataCmd())
+	root.AddCommand(newReplayCmd(), newEvalCmd(), newTrainCmd(), newSynthCmd(), newConvertCmd(), newDataCmd(), newExperimentCmd())
 	return root
 }
 

@@ -18,35 +18,45 @@ func sources(_ context.Context, s *sweep.Spec) (train, eval env.Source, err erro
 	if s.Trace == nil {
 		return nil, nil, nil
 	}
+	ws, err := windows(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := dataset.LoadOptions{LoadFactor: s.Trace.LoadFactor, DAG: s.Trace.DAG, MachineMemMiB: s.Trace.MachineMemMiB}
+	return env.Trace{Dir: s.Trace.Dir, Windows: ws.Train, Options: opts}, env.Trace{Dir: s.Trace.Dir, Windows: ws.Test, Options: opts}, nil
+}
+
+// windows resolves a spec's train and test windows (the default split of
+// the trace when none are named) and refuses overlapping ones.
+func windows(s *sweep.Spec) (dataset.Windows, error) {
 	dir := s.Trace.Dir
 	var ws dataset.Windows
 	if s.Windows == nil || (len(s.Windows.Train) == 0 && len(s.Windows.Test) == 0) {
 		m, err := dataset.ReadManifest(dir)
 		if err != nil {
-			return nil, nil, err
+			return ws, err
 		}
 		if ws, err = dataset.DefaultWindows(sim.Time(m.Span) * sim.Second); err != nil {
-			return nil, nil, err
+			return ws, err
 		}
 	} else {
 		for _, name := range s.Windows.Train {
 			w, err := dataset.ResolveWindow(dir, name)
 			if err != nil {
-				return nil, nil, usageError{fmt.Errorf("windows.train: %w", err)}
+				return ws, usageError{fmt.Errorf("windows.train: %w", err)}
 			}
 			ws.Train = append(ws.Train, w)
 		}
 		for _, name := range s.Windows.Test {
 			w, err := dataset.ResolveWindow(dir, name)
 			if err != nil {
-				return nil, nil, usageError{fmt.Errorf("windows.test: %w", err)}
+				return ws, usageError{fmt.Errorf("windows.test: %w", err)}
 			}
 			ws.Test = append(ws.Test, w)
 		}
 	}
 	if err := ws.Validate(); err != nil {
-		return nil, nil, usageError{fmt.Errorf("windows: %w", err)}
+		return ws, usageError{fmt.Errorf("windows: %w", err)}
 	}
-	opts := dataset.LoadOptions{LoadFactor: s.Trace.LoadFactor, DAG: s.Trace.DAG, MachineMemMiB: s.Trace.MachineMemMiB}
-	return env.Trace{Dir: dir, Windows: ws.Train, Options: opts}, env.Trace{Dir: dir, Windows: ws.Test, Options: opts}, nil
+	return ws, nil
 }

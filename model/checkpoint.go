@@ -9,12 +9,13 @@ import (
 	"hash/crc32"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"gorgonia.org/tensor"
 
 	"github.com/kubesim/kubesim/model/internal/nn"
+
+	"github.com/kubesim/kubesim/internal/atomicfile"
 )
 
 // Checkpoint file layout (all integers little-endian):
@@ -104,31 +105,9 @@ func writeDense(buf *bytes.Buffer, d *tensor.Dense) {
 	}
 }
 
-func writeAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("saving policy %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("saving policy %s: %w", path, err)
-	}
-	if err = f.Chmod(0o644); err != nil { // CreateTemp makes it 0600
-		return fmt.Errorf("saving policy %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("saving policy %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("saving policy %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("saving policy %s: %w", path, err)
+func writeAtomic(path string, data []byte) error {
+	if err := atomicfile.WriteBytes(path, data); err != nil {
+		return fmt.Errorf("saving policy: %w", err)
 	}
 	return nil
 }

@@ -29,6 +29,11 @@ type Case struct {
 	cfg      sim.Config
 }
 
+// NewCase makes a case of workload w replayed under cfg.
+func NewCase(w *sim.Workload, cfg sim.Config) Case {
+	return Case{Nodes: len(w.Nodes), Workload: w.Name, w: w, cfg: cfg}
+}
+
 // Row is one replay of a case by one scheduler.
 type Row struct {
 	Nodes    int         `json:"nodes"`

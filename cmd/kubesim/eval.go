@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubesim/kubesim/ppo"
 	"github.com/kubesim/kubesim/sim"
+	"github.com/kubesim/kubesim/sweep"
 )
 
 func newEvalCmd() *cobra.Command {
@@ -36,7 +37,7 @@ lines as replay, with the policy as the row "ppo".`,
 				return err
 			}
 			fs := schedulerFactories(names, f.seed)
-			fs = append(fs, factory{"ppo", func() (sim.Scheduler, error) { return ppo.NewScheduler("ppo", pol, ec) }})
+			fs = append(fs, sweep.Scheduler{Name: "ppo", New: func() (sim.Scheduler, error) { return ppo.NewScheduler("ppo", pol, ec) }})
 			results, err := replayAll(cmd.Context(), w, cfg, fs)
 			if err != nil {
 				return err

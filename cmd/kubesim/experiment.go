@@ -14,6 +14,8 @@ import (
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 	"github.com/kubesim/kubesim/sweep"
+
+	"github.com/kubesim/kubesim/internal/atomicfile"
 )
 
 func newExperimentCmd() *cobra.Command {
@@ -92,10 +94,10 @@ that size; sizes outside the training range (cluster.min_nodes..max_nodes) test 
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return err
 			}
-			if err := writeAtomic(filepath.Join(out, "results.jsonl"), lines.Bytes()); err != nil {
+			if err := atomicfile.WriteBytes(filepath.Join(out, "results.jsonl"), lines.Bytes()); err != nil {
 				return err
 			}
-			return writeAtomic(filepath.Join(out, "tables.txt"), tables.Bytes())
+			return atomicfile.WriteBytes(filepath.Join(out, "tables.txt"), tables.Bytes())
 		},
 	}
 	fl := cmd.Flags()
@@ -139,25 +141,4 @@ func experimentSchedulers(spec *sweep.Spec, checkpoint string, seed uint64) ([]s
 		return nil, usagef("no schedulers: eval.schedulers is empty and no --checkpoint")
 	}
 	return out, nil
-}
-
-// writeAtomic writes data to path through a temporary file and a rename, so
-// an interrupted run never leaves a half-written result.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	_, werr := f.Write(data)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %w", path, werr)
-	}
-	return nil
 }

@@ -132,3 +132,42 @@ ppo:
 		t.Errorf("bad config: exit %d, %q", code, stderr)
 	}
 }
+
+// TestExperiment: a synthetic experiment at a size inside and a size outside
+// the training range prints a table per size and writes its results.
+func TestExperiment(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "exp.yaml")
+	os.WriteFile(cfg, []byte(`name: exp
+cluster:
+  min_nodes: 3
+  max_nodes: 5
+  workload:
+    pods_per_node: 15
+eval:
+  nodes: [4, 9]
+  schedulers: [first-fit, kube-default]
+  seeds: 2
+`), 0o644)
+	out := filepath.Join(dir, "res")
+	code, stdout, stderr := runCLI(t, "experiment", "--config", cfg, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"exp: 4 nodes (2 workloads)", "exp: 9 nodes (2 workloads, outside the training range)", "kube-default", "first-fit"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	lines, err := os.ReadFile(filepath.Join(out, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 sizes x 2 seeds x 2 schedulers.
+	if n := strings.Count(string(lines), "\n"); n != 8 {
+		t.Errorf("%d result lines; want 8", n)
+	}
+	if tables, err := os.ReadFile(filepath.Join(out, "tables.txt")); err != nil || string(tables) != stdout {
+		t.Errorf("tables.txt differs from the printed tables (%v)", err)
+	}
+}

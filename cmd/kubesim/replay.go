@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,49 +77,27 @@ func schedulerNames(s string) ([]string, error) {
 	return []string{s}, nil
 }
 
-// factory makes a fresh scheduler for one replay.
-type factory struct {
-	name string
-	make func() (sim.Scheduler, error)
-}
-
-// schedulerFactories returns factories for registry names.
-func schedulerFactories(names []string, seed uint64) []factory {
-	fs := make([]factory, len(names))
+// schedulerFactories returns fresh-scheduler factories for registry names.
+func schedulerFactories(names []string, seed uint64) []sweep.Scheduler {
+	fs := make([]sweep.Scheduler, len(names))
 	for i, name := range names {
-		fs[i] = factory{name, func() (sim.Scheduler, error) { return sched.New(name, seed) }}
+		fs[i] = sweep.Scheduler{Name: name, New: func() (sim.Scheduler, error) { return sched.New(name, seed) }}
 	}
 	return fs
 }
 
 // replayAll replays w under each scheduler, in parallel on the available
 // cores; results come back in the order of the factories.
-func replayAll(ctx context.Context, w *sim.Workload, cfg sim.Config, fs []factory) ([]*sim.Result, error) {
-	results := make([]*sim.Result, len(fs))
-	errs := make([]error, len(fs))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, f := range fs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			s, err := f.make()
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			start := time.Now()
-			results[i], errs[i] = sim.Run(ctx, w, cfg, s)
-			if errs[i] == nil {
-				slog.Info("replayed", "scheduler", f.name, "pods", results[i].Pods, "elapsed", time.Since(start).Round(time.Millisecond))
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+func replayAll(ctx context.Context, w *sim.Workload, cfg sim.Config, fs []sweep.Scheduler) ([]*sim.Result, error) {
+	start := time.Now()
+	rows, err := sweep.Replay(ctx, []sweep.Case{sweep.NewCase(w, cfg)}, fs)
+	if err != nil {
 		return nil, err
 	}
+	results := make([]*sim.Result, len(rows))
+	for i, r := range rows {
+		results[i] = r.Result
+	}
+	slog.Info("replayed", "workload", w.Name, "pods", len(w.Pods), "schedulers", len(fs), "elapsed", time.Since(start).Round(time.Millisecond))
 	return results, nil
 }

@@ -245,6 +245,13 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 		epRewards  = newWindow(100)
 		epLengths  = newWindow(100)
 		stepDone   = make([]bool, K)
+		envActs    = make([]int, K)
+		idx        = make([]int, R)
+		mbActs     = make([]int, cfg.BatchSize)
+		mbLogp     = make([]float64, cfg.BatchSize)
+		mbAdv      = make([]float64, cfg.BatchSize)
+		mbRet      = make([]float64, cfg.BatchSize)
+		mbVal      = make([]float64, cfg.BatchSize)
 		scaler     = t.scaler
 		terms      rewardTerms
 	)
@@ -279,7 +286,6 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 			if err := t.pol.Act(&batch, false, t.rng, &act); err != nil {
 				return Summary{}, fmt.Errorf("acting: %w", err)
 			}
-			envActs := make([]int, K)
 			for e := range K {
 				i := step*K + e
 				obs.add(&cur.Obs[e])
@@ -346,15 +352,9 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 			ClipValue: cfg.ClipValue, MaxGradNorm: cfg.MaxGradNorm, LearningRate: lr,
 		}
 		var st trainStats
-		idx := make([]int, R)
 		for i := range idx {
 			idx[i] = i
 		}
-		mbActs := make([]int, cfg.BatchSize)
-		mbLogp := make([]float64, cfg.BatchSize)
-		mbAdv := make([]float64, cfg.BatchSize)
-		mbRet := make([]float64, cfg.BatchSize)
-		mbVal := make([]float64, cfg.BatchSize)
 		stop := false
 		for epoch := 0; epoch < cfg.NEpochs && !stop; epoch++ {
 			t.rng.Shuffle(R, func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })

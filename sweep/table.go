@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -77,6 +78,33 @@ func WriteJSONLines(w io.Writer, results []*sim.Result) error {
 		if err := enc.Encode(r); err != nil {
 			return fmt.Errorf("writing JSON: %w", err)
 		}
+	}
+	return nil
+}
+
+// WriteSamplesCSV writes the metric time series of every result, one row
+// per sample with the scheduler in the first column, for plots.
+func WriteSamplesCSV(w io.Writer, results []*sim.Result) error {
+	cw := csv.NewWriter(w)
+	header := []string{"scheduler", "at_s", "nodes", "pending", "cpu_alloc", "mem_alloc", "cpu_util", "mem_util",
+		"fragmentation", "stranded_cpu", "stranded_mem", "node_cpu_var", "node_cpu_std"}
+	if err := cw.Write(header); err != nil {
+		return fmt.Errorf("writing samples: %w", err)
+	}
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	for _, r := range results {
+		for _, s := range r.Samples {
+			row := []string{r.Scheduler, g(s.At.Seconds()), strconv.Itoa(s.Nodes), strconv.Itoa(s.Pending),
+				g(s.CPUAlloc), g(s.MemAlloc), g(s.CPUUtil), g(s.MemUtil), g(s.Fragmentation),
+				g(s.StrandedCPU), g(s.StrandedMem), g(s.NodeCPUVar), g(s.NodeCPUStd)}
+			if err := cw.Write(row); err != nil {
+				return fmt.Errorf("writing samples: %w", err)
+			}
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("writing samples: %w", err)
 	}
 	return nil
 }

@@ -171,3 +171,19 @@ eval:
 		t.Errorf("tables.txt differs from the printed tables (%v)", err)
 	}
 }
+
+func TestReplaySamples(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "samples.csv")
+	code, _, stderr := runCLI(t, "replay", "--nodes", "4", "--pods", "300", "--scheduler", "first-fit", "--samples", p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "scheduler,at_s,nodes,pending") || !strings.HasPrefix(lines[1], "first-fit,60,4,") {
+		t.Errorf("samples CSV starts %q", lines[:min(3, len(lines))])
+	}
+}

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubesim/kubesim/internal/atomicfile"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 	"github.com/kubesim/kubesim/sweep"
@@ -18,6 +20,7 @@ type replayFlags struct {
 	workloadFlags
 	scheduler string
 	json      bool
+	samples   string
 }
 
 func newReplayCmd() *cobra.Command {
@@ -36,6 +39,7 @@ All schedulers see the same workload and the same simulator seed.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.scheduler, "scheduler", "all", "scheduler name, or all")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per scheduler, one per line")
+	fl.StringVar(&f.samples, "samples", "", "also write every scheduler's metric time series to this CSV file")
 	f.register(fl)
 	return cmd
 }
@@ -52,6 +56,12 @@ func runReplay(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
 	results, err := replayAll(ctx, w, cfg, schedulerFactories(names, f.seed))
 	if err != nil {
 		return err
+	}
+	if f.samples != "" {
+		err := atomicfile.Write(f.samples, func(out io.Writer) error { return sweep.WriteSamplesCSV(out, results) })
+		if err != nil {
+			return err
+		}
 	}
 	return printResults(cmd, w, f.json, results)
 }

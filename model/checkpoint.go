@@ -32,7 +32,7 @@ import (
 //	crc       uint32   CRC-32 (Castagnoli) of everything before it
 const (
 	checkpointMagic   = "KSPOLICY"
-	checkpointVersion = 1
+	checkpointVersion = 2 // 2: node scores centred on the graph mean
 	maxHeaderLen      = 1 << 20
 )
 

@@ -34,7 +34,11 @@ func TestHostForwardMatchesGraph(t *testing.T) {
 	}{
 		{"float64 B=3 N=7", true, 3, 7, 2, 1e-9},
 		{"float64 B=5 N=20 many domains", true, 5, 20, 12, 1e-9},
-		{"float32 B=4 N=9", false, 4, 9, 3, 1e-5},
+		// float32 checks rounding only (the float64 cases check the maths):
+		// the centred node score is a difference of two float32 dot
+		// products of similar size, which the graph and the host round in
+		// different orders, so logits of size C = 10 agree to a few 1e-6.
+		{"float32 B=4 N=9", false, 4, 9, 3, 3e-5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := New(testConfig(tc.f64))

@@ -30,8 +30,9 @@ func TestConfigValidate(t *testing.T) {
 // Hand-set weights, H = 1, one cluster of two nodes with states h = (1, 2)
 // and pod embedding 0: ctx = [mean h, pod, 1] = [1.5, 0, 1].
 // Query Q = (2, 0, 0)^T gives q = 3, scaled q/sqrt(1) = 3; key K = 0.5:
-// node scores 3*0.5*h = 1.5, 3; Pending key 0.1: 0.3. Logits with C = 2:
-// 2 tanh(1.5), 2 tanh(3), 2 tanh(0.3); node 0 masked. Value head: V1 =
+// raw node scores 3*0.5*h = 1.5, 3, centred on the score of the mean
+// embedding 3*0.5*1.5 = 2.25: -0.75, 0.75; Pending key 0.1: 0.3. Logits
+// with C = 2: 2 tanh(-0.75), 2 tanh(0.75), 2 tanh(0.3); node 0 masked. Value head: V1 =
 // (1, 0, -1) -> relu(1.5 - 1) = 0.5, V2 = (4, 1) -> 4*0.5 + 1 = 3.
 func TestForwardKnownAnswer(t *testing.T) {
 	d, err := New(Config{Hidden: 1, LogitClip: 2, Float64: true}, rand.New(rand.NewPCG(1, 1)))
@@ -50,7 +51,7 @@ func TestForwardKnownAnswer(t *testing.T) {
 	logp, value := make([]float64, 3), make([]float64, 1)
 	var ws Workspace[float64]
 	Forward(d, &ws, &l, []float64{1, 2}, []float64{0}, []bool{false, true, true}, logp, value)
-	a, b := 2*math.Tanh(3), 2*math.Tanh(0.3)
+	a, b := 2*math.Tanh(0.75), 2*math.Tanh(0.3)
 	lse := math.Log(math.Exp(a) + math.Exp(b))
 	for i, want := range []float64{math.Inf(-1), a - lse, b - lse} {
 		if got := logp[i]; (i == 0 && got > -1e8) || (i > 0 && math.Abs(got-want) > 1e-12) {

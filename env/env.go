@@ -251,21 +251,11 @@ func (e *Env) next(eng *sim.Engine) (*sim.Pod, bool) {
 	if e.cfg.ForcedSteps {
 		return p, ok
 	}
-	for ok && !anyFeasible(eng.Cluster(), p.Spec) {
+	for ok && !eng.Cluster().AnyFeasible(p.Spec) {
 		eng.Decide(sim.PendingDecision)
 		p, ok = eng.Next()
 	}
 	return p, ok
-}
-
-func anyFeasible(c *sim.Cluster, s *sim.PodSpec) bool {
-	nodes := c.Nodes()
-	for i := range nodes {
-		if sim.Feasible(&nodes[i], s) {
-			return true
-		}
-	}
-	return false
 }
 
 // balance is R_balance for a standard deviation std of node CPU utilisation.

@@ -169,9 +169,5 @@ func LoadPolicy(path string) (*model.Policy, env.Config, error) {
 			return nil, env.Config{}, fmt.Errorf("loading %s: bad %s metadata: %w", path, metaEnv, err)
 		}
 	}
-	if pol.Config().NodeFeatures != env.NodeFeatures || pol.Config().PodFeatures != env.PodFeatures {
-		return nil, env.Config{}, fmt.Errorf("loading %s: the policy reads %d node and %d pod features; this build's environment has %d and %d",
-			path, pol.Config().NodeFeatures, pol.Config().PodFeatures, env.NodeFeatures, env.PodFeatures)
-	}
 	return pol, ec, nil
 }

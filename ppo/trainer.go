@@ -143,10 +143,6 @@ func (t *Trainer) resume(path string) error {
 	if err != nil {
 		return err
 	}
-	if pol.Config().NodeFeatures != env.NodeFeatures || pol.Config().PodFeatures != env.PodFeatures {
-		return fmt.Errorf("resuming from %s: the checkpoint has %d node and %d pod features, the environment %d and %d",
-			path, pol.Config().NodeFeatures, pol.Config().PodFeatures, env.NodeFeatures, env.PodFeatures)
-	}
 	t.pol = pol
 	if t.steps, err = strconv.ParseInt(meta[metaSteps], 10, 64); err != nil {
 		return fmt.Errorf("resuming from %s: bad %s: %w", path, metaSteps, err)
@@ -482,11 +478,16 @@ func (t *Trainer) writeConfig() error {
 	return writeFileAtomic(filepath.Join(t.opts.Out, ConfigFile), append(b, '\n'))
 }
 
-// loadCheckpoint reads a policy and its trainer metadata.
+// loadCheckpoint reads a policy and its trainer metadata, and checks that
+// the policy reads this build's observations.
 func loadCheckpoint(path string) (*model.Policy, map[string]string, error) {
 	pol, err := model.Load(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading %s: %w", path, err)
+	}
+	if c := pol.Config(); c.NodeFeatures != env.NodeFeatures || c.PodFeatures != env.PodFeatures {
+		return nil, nil, fmt.Errorf("loading %s: the policy reads %d node and %d pod features; this build's environment has %d and %d",
+			path, c.NodeFeatures, c.PodFeatures, env.NodeFeatures, env.PodFeatures)
 	}
 	return pol, pol.Meta(), nil
 }

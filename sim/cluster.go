@@ -200,3 +200,14 @@ func PreferredAffinityWeight(n *Node, p *PodSpec) int64 {
 func Feasible(n *Node, p *PodSpec) bool {
 	return FitsResources(n, p) && ToleratesTaints(n, p) && MatchesAffinity(n, p)
 }
+
+// AnyFeasible reports whether some node passes the filters for s (when none
+// does, Pending is the only legal decision).
+func (c *Cluster) AnyFeasible(s *PodSpec) bool {
+	for i := range c.nodes {
+		if Feasible(&c.nodes[i], s) {
+			return true
+		}
+	}
+	return false
+}

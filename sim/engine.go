@@ -476,7 +476,7 @@ func (e *Engine) Decide(node int) Outcome {
 	p.Attempts++
 	e.counters.Decisions++
 	if node == PendingDecision {
-		if e.anyFeasible(p.Spec) {
+		if e.c.AnyFeasible(p.Spec) {
 			e.counters.Deferred++
 			e.backoffWait(p)
 			return OutcomeDeferred
@@ -491,16 +491,6 @@ func (e *Engine) Decide(node int) Outcome {
 	}
 	e.bind(p, node)
 	return OutcomeBound
-}
-
-// anyFeasible reports whether some node passes the filters for s.
-func (e *Engine) anyFeasible(s *PodSpec) bool {
-	for i := range e.c.nodes {
-		if Feasible(&e.c.nodes[i], s) {
-			return true
-		}
-	}
-	return false
 }
 
 // mightFit is a cheap necessary condition for some node to fit s by

@@ -506,7 +506,7 @@ func (e *Engine) mightFit(s *PodSpec) bool {
 			mf.CPU = max(mf.CPU, n.Alloc.CPU-n.Requested.CPU)
 			mf.Mem = max(mf.Mem, n.Alloc.Mem-n.Requested.Mem)
 		}
-		e.maxFree = Resources{CPU: mf.CPU, Mem: mf.Mem}
+		e.maxFree = mf
 		if len(e.c.nodes) == 0 {
 			e.maxFree = Resources{CPU: -1, Mem: -1}
 		}

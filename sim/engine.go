@@ -104,7 +104,7 @@ type Engine struct {
 	c    Cluster
 	pods []Pod
 
-	events     minHeap[event]
+	events     eventQueue
 	seq        uint64
 	arrivals   []int32 // pods without dependencies, sorted by (Arrival, index)
 	nextArr    int
@@ -159,7 +159,6 @@ func New(w *Workload, cfg Config) (*Engine, error) {
 		nodeByName: make(map[string]NodeID, len(w.Nodes)),
 	}
 	e.c.domains = [2]map[string]int32{{}, {}}
-	e.events.less = eventBefore
 	e.active.less = podBefore(e.pods)
 	e.m.init(len(w.Pods))
 

@@ -93,6 +93,70 @@ func eventBefore(a, b *event) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
+// eventQueue is the engine's event queue: a 4-ary min-heap under
+// eventBefore. It is a separate type from minHeap because the queue is the
+// engine's hottest structure: here the comparison is inlined instead of
+// called through a function value, and four children per node halve the
+// depth (a replay holds thousands of queued events, more than L1 cache), so
+// a pop touches half as many cache lines. Sequence numbers are unique, so
+// the order, and therefore every run, does not depend on the heap's shape.
+type eventQueue struct {
+	h []event
+}
+
+func (q *eventQueue) len() int { return len(q.h) }
+
+// top returns the earliest event; the queue must not be empty.
+func (q *eventQueue) top() *event { return &q.h[0] }
+
+func (q *eventQueue) push(x event) {
+	q.h = append(q.h, x)
+	h := q.h
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !eventBefore(&x, &h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+}
+
+// pop removes and returns the earliest event; the queue must not be empty.
+func (q *eventQueue) pop() event {
+	h := q.h
+	top := h[0]
+	last := len(h) - 1
+	x := h[last]
+	h = h[:last]
+	q.h = h
+	if last == 0 {
+		return top
+	}
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= last {
+			break
+		}
+		m := c // the earliest of up to four children
+		for k := c + 1; k < min(c+4, last); k++ {
+			if eventBefore(&h[k], &h[m]) {
+				m = k
+			}
+		}
+		if !eventBefore(&h[m], &x) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = x
+	return top
+}
+
 // podBefore orders the active queue like kube-scheduler's PrioritySort:
 // higher priority first, then earlier QueuedAt, then lower id.
 func podBefore(pods []Pod) func(a, b *int32) bool {

@@ -29,11 +29,37 @@ func (NodeResourcesBalancedAllocation) Score(nodes []sim.Node, p *sim.PodSpec, c
 	if req.CPU == 0 && req.Mem == 0 {
 		return false
 	}
+	balancedScores(nodes, req, cand, dst)
+	return true
+}
+
+// balancedScores writes balanced2 of each candidate with the pod's requests
+// req added, written out without calls (see leastShares for why) but with
+// the same float64 operations in the same order, so the results are
+// identical.
+func balancedScores(nodes []sim.Node, req sim.Resources, cand []int32, dst []int64) {
+	dst = dst[:len(cand)]
 	for j, i := range cand {
 		n := &nodes[i]
-		dst[j] = balanced2(n.Requested.Add(req), n.Alloc)
+		ac, am := n.Alloc.CPU, n.Alloc.Mem
+		if ac == 0 || am == 0 {
+			dst[j] = MaxNodeScore // fewer than two resources: std 0
+			continue
+		}
+		fc := float64(n.Requested.CPU+req.CPU) / float64(ac)
+		if fc > 1 {
+			fc = 1
+		}
+		fm := float64(n.Requested.Mem+req.Mem) / float64(am)
+		if fm > 1 {
+			fm = 1
+		}
+		d := fc - fm // |fc - fm| / 2 is math.Abs((fc - fm) / 2) exactly
+		if d < 0 {
+			d = -d
+		}
+		dst[j] = int64((1 - d/2) * float64(MaxNodeScore))
 	}
-	return true
 }
 
 // BalancedAllocation is kube-scheduler's BalancedAllocation score:

@@ -104,6 +104,13 @@ type Framework struct {
 	buf   []int64
 	total []int64
 	chunk [chunkSize]int32
+	// defaultFilters is set when the profile's filters are exactly
+	// DefaultFilters (in any order): findFeasible then runs them as one pass
+	// (filterDefault) instead of one pass per plugin.
+	defaultFilters bool
+	// res, when not nil, scores NodeResourcesFit and
+	// NodeResourcesBalancedAllocation together (see resourceFusion).
+	res *resourceFusion
 }
 
 var _ sim.Scheduler = (*Framework)(nil)
@@ -126,7 +133,12 @@ func NewFramework(prof Profile, seed uint64) (*Framework, error) {
 func newFramework(prof Profile, seed uint64) *Framework {
 	// The second PCG word is a fixed constant so that the seed alone
 	// selects the stream.
-	return &Framework{prof: prof, rng: rand.New(rand.NewPCG(seed, 0x6b75626573696d21))}
+	return &Framework{
+		prof:           prof,
+		rng:            rand.New(rand.NewPCG(seed, 0x6b75626573696d21)),
+		defaultFilters: isDefaultFilters(prof.Filters),
+		res:            fuseResources(prof.Scores),
+	}
 }
 
 // Name returns the profile's name.
@@ -235,13 +247,7 @@ func (f *Framework) findFeasible(nodes []sim.Node, p *sim.PodSpec, start, stopAt
 	if stopAt > n-chunkSize {
 		// The search will (nearly) cover every node: filter them all in
 		// one batch, in place.
-		cand := f.rotation(f.cand[:n], start, n)
-		for _, fl := range f.prof.Filters {
-			cand = fl.Filter(nodes, p, cand)
-			if len(cand) == 0 {
-				break
-			}
-		}
+		cand := f.filter(nodes, p, f.rotation(f.cand[:n], start, n))
 		f.cand = cand
 		return cand
 	}
@@ -249,18 +255,80 @@ func (f *Framework) findFeasible(nodes []sim.Node, p *sim.PodSpec, start, stopAt
 	cand := f.cand[:0]
 	for pos := 0; pos < n && len(cand) < stopAt; {
 		m := min(chunkSize, n-pos)
-		ch := f.rotation(f.chunk[:m], start+pos, n)
-		for _, fl := range f.prof.Filters {
-			ch = fl.Filter(nodes, p, ch)
-			if len(ch) == 0 {
-				break
-			}
-		}
+		ch := f.filter(nodes, p, f.rotation(f.chunk[:m], start+pos, n))
 		cand = append(cand, ch...)
 		pos += m
 	}
 	f.cand = cand
 	return cand
+}
+
+// filter runs the profile's filters over cand (compacting it in place) and
+// returns the nodes that pass, in order.
+func (f *Framework) filter(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int32 {
+	if f.defaultFilters {
+		return filterDefault(nodes, p, cand)
+	}
+	for _, fl := range f.prof.Filters {
+		cand = fl.Filter(nodes, p, cand)
+		if len(cand) == 0 {
+			break
+		}
+	}
+	return cand
+}
+
+// isDefaultFilters reports whether filters are TaintToleration,
+// NodeAffinity and NodeResourcesFit, each once, in any order (the filters
+// are independent, so their order does not change the result).
+func isDefaultFilters(filters []FilterPlugin) bool {
+	var seen [3]bool
+	for _, fl := range filters {
+		var k int
+		switch fl.(type) {
+		case TaintToleration:
+			k = 0
+		case NodeAffinity:
+			k = 1
+		case *NodeResourcesFit:
+			k = 2 // the filter does not depend on the scoring strategy
+		default:
+			return false
+		}
+		if seen[k] {
+			return false
+		}
+		seen[k] = true
+	}
+	return len(filters) == 3
+}
+
+// filterDefault is DefaultFilters in one pass over cand: the resource fit
+// and, for a pod without tolerations (which no NoSchedule or NoExecute taint
+// admits), the taint filter are plain field tests in a loop without calls.
+// Only a tolerating pod that fits a node with such taints, or a pod with
+// required node affinity, needs a second pass through the plugin, and only
+// over the nodes that passed the first. Every decision of every scheduler
+// in this package goes through here; at 100 nodes the separate filter
+// passes were a third of kube-default's decision time.
+func filterDefault(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int32 {
+	noTol := len(p.Tolerations) == 0
+	k := 0
+	hard := false // some kept node has hard taints the pod may tolerate
+	for _, i := range cand {
+		n := &nodes[i]
+		ok := sim.FitsResources(n, p) && !(noTol && n.HardTaints)
+		cand[k] = i
+		if ok {
+			k++
+			hard = hard || n.HardTaints
+		}
+	}
+	cand = cand[:k]
+	if hard {
+		cand = TaintToleration{}.Filter(nodes, p, cand)
+	}
+	return NodeAffinity{}.Filter(nodes, p, cand) // returns cand at once without required terms
 }
 
 // rotation fills dst with the node indices from, from+1, ... modulo n,
@@ -280,7 +348,15 @@ func (f *Framework) score(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int6
 	total := f.total[:len(cand)]
 	buf := f.buf[:len(cand)]
 	first := true
-	for _, ws := range f.prof.Scores {
+	fused := f.res != nil && f.res.applies(p)
+	if fused {
+		f.res.score(nodes, p.Requests, cand, total)
+		first = false
+	}
+	for k, ws := range f.prof.Scores {
+		if fused && (k == f.res.fit || k == f.res.balanced) {
+			continue
+		}
 		if !ws.Plugin.Score(nodes, p, cand, buf) {
 			continue
 		}

@@ -304,15 +304,16 @@ func isDefaultFilters(filters []FilterPlugin) bool {
 }
 
 // filterDefault is DefaultFilters in one pass over cand: the resource fit
-// and, for a pod without tolerations (which no NoSchedule or NoExecute taint
-// admits), the taint filter are plain field tests in a loop without calls.
+// and, for a pod without tolerations of NoSchedule or NoExecute taints
+// (which then admit it nowhere), the taint filter are plain field tests in
+// a loop without calls.
 // Only a tolerating pod that fits a node with such taints, or a pod with
 // required node affinity, needs a second pass through the plugin, and only
 // over the nodes that passed the first. Every decision of every scheduler
 // in this package goes through here; at 100 nodes the separate filter
 // passes were a third of kube-default's decision time.
 func filterDefault(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int32 {
-	noTol := len(p.Tolerations) == 0
+	noTol := !sim.MayTolerate(p, sim.NoSchedule) && !sim.MayTolerate(p, sim.NoExecute)
 	k := 0
 	hard := false // some kept node has hard taints the pod may tolerate
 	for _, i := range cand {

@@ -44,14 +44,22 @@ func (TaintToleration) Filter(nodes []sim.Node, p *sim.PodSpec, cand []int32) []
 // PreferNoSchedule taints of each candidate.
 func (TaintToleration) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32, dst []int64) bool {
 	var maxCount int64
-	for j, i := range cand {
-		n := &nodes[i]
-		var c int64
-		if n.SoftTaints {
-			c = sim.CountIntolerablePreferNoSchedule(n, p)
+	if !sim.MayTolerate(p, sim.PreferNoSchedule) {
+		// The count is the node's own, without looking at its taints (and
+		// without a call in the loop; see leastShares).
+		for j, i := range cand {
+			c := int64(nodes[i].SoftTaints)
+			dst[j] = c
+			maxCount = max(maxCount, c)
 		}
-		dst[j] = c
-		maxCount = max(maxCount, c)
+	}
+	if maxCount >= sim.MaxSoftTaints || sim.MayTolerate(p, sim.PreferNoSchedule) {
+		maxCount = 0
+		for j, i := range cand {
+			c := sim.CountIntolerablePreferNoSchedule(&nodes[i], p)
+			dst[j] = c
+			maxCount = max(maxCount, c)
+		}
 	}
 	switch maxCount {
 	case 0: // the usual case: every candidate gets MaxNodeScore

@@ -23,9 +23,12 @@ type Node struct {
 	// HardTaints is true when the node has a NoSchedule or NoExecute taint, so
 	// filters can skip the taint check for the common untainted node.
 	HardTaints bool
-	// SoftTaints is true when the node has a PreferNoSchedule taint, so
-	// scores can skip the taint count for other nodes.
-	SoftTaints bool
+	// SoftTaints is the number of the node's PreferNoSchedule taints (at
+	// most 255: MaxSoftTaints means that many or more), so scores can skip
+	// the taint count for nodes without any, and need not look at the
+	// taints at all for a pod that cannot tolerate any (see
+	// CountIntolerablePreferNoSchedule).
+	SoftTaints uint8
 	Spec       *NodeSpec
 }
 
@@ -145,7 +148,7 @@ func ToleratesTaints(n *Node, p *PodSpec) bool {
 // CountIntolerablePreferNoSchedule counts n's PreferNoSchedule taints that p
 // does not tolerate (the raw TaintToleration score, lower is better).
 func CountIntolerablePreferNoSchedule(n *Node, p *PodSpec) int64 {
-	if !n.SoftTaints {
+	if n.SoftTaints == 0 {
 		return 0
 	}
 	var c int64
@@ -155,6 +158,23 @@ func CountIntolerablePreferNoSchedule(n *Node, p *PodSpec) int64 {
 		}
 	}
 	return c
+}
+
+// MaxSoftTaints is the cap of Node.SoftTaints.
+const MaxSoftTaints = 255
+
+// MayTolerate reports whether some toleration of p applies to taints of the
+// given effect (its effect is that one or empty). When none does, p
+// tolerates no taint of that effect: it passes no node with a NoSchedule or
+// NoExecute taint, and CountIntolerablePreferNoSchedule of a node is its
+// SoftTaints (when below MaxSoftTaints).
+func MayTolerate(p *PodSpec, e TaintEffect) bool {
+	for _, t := range p.Tolerations {
+		if t.Effect == 0 || t.Effect == e {
+			return true
+		}
+	}
+	return false
 }
 
 func tolerated(tols []Toleration, t Taint) bool {

@@ -870,7 +870,7 @@ func (e *Engine) addNode(spec NodeSpec) {
 		MaxPods:    maxPods,
 		ID:         id,
 		HardTaints: hasHardTaints(spec.Taints),
-		SoftTaints: hasSoftTaints(spec.Taints),
+		SoftTaints: softTaints(spec.Taints),
 		Spec:       &ns.spec,
 		Domain:     [2]int32{-1, -1},
 	}

@@ -538,3 +538,39 @@ func TestSelectKth(t *testing.T) {
 		}
 	}
 }
+
+// TestTaintSummaries checks the per-node taint summaries that the filters
+// and scores rely on, and MayTolerate.
+func TestTaintSummaries(t *testing.T) {
+	soft := Taint{Key: "a", Effect: PreferNoSchedule}
+	c := NewCluster(0,
+		Node{Alloc: Resources{CPU: 1, Mem: 1}, Spec: &NodeSpec{Taints: []Taint{soft, {Key: "b", Effect: PreferNoSchedule}, {Key: "c", Effect: NoExecute}}}},
+		Node{Alloc: Resources{CPU: 1, Mem: 1}, Spec: &NodeSpec{Taints: []Taint{{Key: "c", Effect: NoSchedule}}}},
+		Node{Alloc: Resources{CPU: 1, Mem: 1}})
+	n := c.Nodes()
+	if n[0].SoftTaints != 2 || !n[0].HardTaints || n[1].SoftTaints != 0 || !n[1].HardTaints || n[2].SoftTaints != 0 || n[2].HardTaints {
+		t.Fatalf("summaries: %+v", n)
+	}
+	none := &PodSpec{}
+	if got := CountIntolerablePreferNoSchedule(&n[0], none); got != 2 {
+		t.Errorf("count without tolerations = %d; want 2", got)
+	}
+	cases := []struct {
+		tol  Toleration
+		e    TaintEffect
+		want bool
+	}{
+		{Toleration{Key: "a", Effect: NoSchedule}, PreferNoSchedule, false},
+		{Toleration{Key: "a", Effect: NoSchedule}, NoSchedule, true},
+		{Toleration{Key: "a"}, PreferNoSchedule, true}, // empty effect: every effect
+		{Toleration{Exists: true, Effect: NoExecute}, NoSchedule, false},
+	}
+	for _, tc := range cases {
+		if got := MayTolerate(&PodSpec{Tolerations: []Toleration{tc.tol}}, tc.e); got != tc.want {
+			t.Errorf("MayTolerate(%+v, %v) = %v; want %v", tc.tol, tc.e, got, tc.want)
+		}
+	}
+	if MayTolerate(none, NoSchedule) {
+		t.Error("a pod without tolerations may tolerate")
+	}
+}

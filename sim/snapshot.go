@@ -2,7 +2,7 @@ package sim
 
 // NewCluster returns a cluster view over the given node states at time now,
 // for tests of schedulers and for offline tools. Nodes without a pod limit get
-// DefaultMaxPods; HardTaints is derived from Spec.Taints. The view owns the
+// DefaultMaxPods; HardTaints and SoftTaints are derived from Spec.Taints. The view owns the
 // slice.
 func NewCluster(now Time, nodes ...Node) *Cluster {
 	c := &Cluster{nodes: nodes, now: now}
@@ -15,7 +15,7 @@ func NewCluster(now Time, nodes ...Node) *Cluster {
 			n.Spec = &NodeSpec{Name: "node", Allocatable: n.Alloc}
 		}
 		n.HardTaints = hasHardTaints(n.Spec.Taints)
-		n.SoftTaints = hasSoftTaints(n.Spec.Taints)
+		n.SoftTaints = softTaints(n.Spec.Taints)
 	}
 	return c
 }
@@ -29,11 +29,13 @@ func hasHardTaints(ts []Taint) bool {
 	return false
 }
 
-func hasSoftTaints(ts []Taint) bool {
+// softTaints counts the PreferNoSchedule taints, capped at MaxSoftTaints.
+func softTaints(ts []Taint) uint8 {
+	c := 0
 	for _, t := range ts {
 		if t.Effect == PreferNoSchedule {
-			return true
+			c++
 		}
 	}
-	return false
+	return uint8(min(c, MaxSoftTaints))
 }

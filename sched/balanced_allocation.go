@@ -34,31 +34,19 @@ func (NodeResourcesBalancedAllocation) Score(nodes []sim.Node, p *sim.PodSpec, c
 }
 
 // balancedScores writes balanced2 of each candidate with the pod's requests
-// req added, written out without calls (see leastShares for why) but with
-// the same float64 operations in the same order, so the results are
-// identical.
+// req added, in a loop without calls (see leastShares for why; balancedFloat
+// is inlined) but with the same float64 operations in the same order, so
+// the results are identical.
 func balancedScores(nodes []sim.Node, req sim.Resources, cand []int32, dst []int64) {
 	dst = dst[:len(cand)]
 	for j, i := range cand {
 		n := &nodes[i]
 		ac, am := n.Alloc.CPU, n.Alloc.Mem
 		if ac == 0 || am == 0 {
-			dst[j] = MaxNodeScore // fewer than two resources: std 0
+			dst[j] = MaxNodeScore // as in balanced2
 			continue
 		}
-		fc := float64(n.Requested.CPU+req.CPU) / float64(ac)
-		if fc > 1 {
-			fc = 1
-		}
-		fm := float64(n.Requested.Mem+req.Mem) / float64(am)
-		if fm > 1 {
-			fm = 1
-		}
-		d := fc - fm // |fc - fm| / 2 is math.Abs((fc - fm) / 2) exactly
-		if d < 0 {
-			d = -d
-		}
-		dst[j] = int64((1 - d/2) * float64(MaxNodeScore))
+		dst[j] = balancedFloat(float64(n.Requested.CPU+req.CPU)/float64(ac), float64(n.Requested.Mem+req.Mem)/float64(am))
 	}
 }
 
@@ -120,9 +108,8 @@ func fraction(requested, allocatable int64) float64 {
 // balanced2 is BalancedAllocation for (cpu, memory) without slices: the hot
 // path. TestResourceScoresTwoDimMatchSlices checks they agree.
 func balanced2(req, alloc sim.Resources) int64 {
-	std := 0.0
-	if alloc.CPU != 0 && alloc.Mem != 0 {
-		std = math.Abs((fraction(req.CPU, alloc.CPU) - fraction(req.Mem, alloc.Mem)) / 2)
+	if alloc.CPU == 0 || alloc.Mem == 0 {
+		return MaxNodeScore // fewer than two resources: std 0
 	}
-	return int64((1 - std) * float64(MaxNodeScore))
+	return balancedFloat(float64(req.CPU)/float64(alloc.CPU), float64(req.Mem)/float64(alloc.Mem))
 }

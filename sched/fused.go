@@ -58,8 +58,30 @@ func (r *resourceFusion) applies(p *sim.PodSpec) bool {
 // the loop so that it makes no calls (see leastShares).
 func (r *resourceFusion) score(nodes []sim.Node, req sim.Resources, cand []int32, total []int64) {
 	total = total[:len(cand)]
-	wFit, wBal, most := r.wFit, r.wBal, r.most
-	slow := false
+	var slow bool
+	if r.most {
+		slow = mostBalanced(nodes, req, cand, total, r.wFit, r.wBal)
+	} else {
+		slow = leastBalanced(nodes, req, cand, total, r.wFit, r.wBal)
+	}
+	if !slow {
+		return
+	}
+	for j, i := range cand {
+		if total[j] < 0 {
+			n := &nodes[i]
+			rq := n.Requested.Add(req)
+			total[j] = r.wFit*allocated2(r.most, rq, n.Alloc, [2]int64{1, 1}) + r.wBal*balanced2(rq, n.Alloc)
+		}
+	}
+}
+
+// leastBalanced is resourceFusion.score's loop for LeastAllocated; it
+// returns whether it marked any node for the exact path. It and
+// mostBalanced are separate functions, not one loop testing the strategy,
+// because the fewer values a loop keeps live the fewer it spills.
+func leastBalanced(nodes []sim.Node, req sim.Resources, cand []int32, total []int64, wFit, wBal int64) (slow bool) {
+	total = total[:len(cand)]
 	for j, i := range cand {
 		n := &nodes[i]
 		ac, am := n.Alloc.CPU, n.Alloc.Mem
@@ -69,36 +91,44 @@ func (r *resourceFusion) score(nodes []sim.Node, req sim.Resources, cand []int32
 			continue
 		}
 		fac, fam := float64(ac), float64(am)
-		var xc, xm int64 // as in leastShares and mostShares
-		if most {
-			xc, xm = min(rc, ac), min(rm, am)
-		} else {
-			xc, xm = max(ac-rc, 0), max(am-rm, 0)
-		}
-		fit := (int64(float64(xc*MaxNodeScore)/fac) + int64(float64(xm*MaxNodeScore)/fam)) >> 1
-		// As in balancedScores.
-		fc := float64(rc) / fac
-		if fc > 1 {
-			fc = 1
-		}
-		fm := float64(rm) / fam
-		if fm > 1 {
-			fm = 1
-		}
-		d := fc - fm
-		if d < 0 {
-			d = -d
-		}
-		total[j] = wFit*fit + wBal*int64((1-d/2)*float64(MaxNodeScore))
+		fit := (int64(float64(max(ac-rc, 0)*MaxNodeScore)/fac) + int64(float64(max(am-rm, 0)*MaxNodeScore)/fam)) >> 1
+		total[j] = wFit*fit + wBal*balancedFloat(float64(rc)/fac, float64(rm)/fam)
 	}
-	if !slow {
-		return
-	}
+	return slow
+}
+
+// mostBalanced is leastBalanced for MostAllocated.
+func mostBalanced(nodes []sim.Node, req sim.Resources, cand []int32, total []int64, wFit, wBal int64) (slow bool) {
+	total = total[:len(cand)]
 	for j, i := range cand {
-		if total[j] < 0 {
-			n := &nodes[i]
-			rq := n.Requested.Add(req)
-			total[j] = wFit*allocated2(most, rq, n.Alloc, [2]int64{1, 1}) + wBal*balanced2(rq, n.Alloc)
+		n := &nodes[i]
+		ac, am := n.Alloc.CPU, n.Alloc.Mem
+		rc, rm := n.Requested.CPU+req.CPU, n.Requested.Mem+req.Mem
+		if (uint64(ac-1)|uint64(am-1)) >= floatDomain || (rc|rm) < 0 {
+			total[j], slow = -1, true
+			continue
 		}
+		fac, fam := float64(ac), float64(am)
+		fit := (int64(float64(min(rc, ac)*MaxNodeScore)/fac) + int64(float64(min(rm, am)*MaxNodeScore)/fam)) >> 1
+		total[j] = wFit*fit + wBal*balancedFloat(float64(rc)/fac, float64(rm)/fam)
 	}
+	return slow
+}
+
+// balancedFloat is BalancedAllocation from the two requested/allocatable
+// fractions, with upstream's float64 operations in upstream's order: each
+// fraction capped at 1, std = |fc - fm| / 2, int64((1 - std) * 100). Small
+// enough to be inlined into the loops that use it.
+func balancedFloat(fc, fm float64) int64 {
+	if fc > 1 {
+		fc = 1
+	}
+	if fm > 1 {
+		fm = 1
+	}
+	d := fc - fm // |fc - fm| / 2 is math.Abs((fc - fm) / 2) exactly
+	if d < 0 {
+		d = -d
+	}
+	return int64((1 - d/2) * float64(MaxNodeScore))
 }

@@ -824,8 +824,11 @@ func (l *loader) loadInstances() error {
 	}
 	bp := newBatchPods(l.all, insts.n)
 	var slab []sim.UsagePoint // one-point usage profiles, allocated in blocks
-	for _, r := range insts.all() {
-		pl := plans[r.key.job][r.key.task]
+	var pl *plan
+	for i, r := range insts.all() {
+		if i == 0 || r.key != prev { // instances of a task mostly come together
+			pl, prev = plans[r.key.job][r.key.task], r.key
+		}
 		cpu, mem := pl.cpu, pl.mem
 		if math.IsNaN(cpu) {
 			cpu = firstNumber(r.cpuMax, r.cpuAvg)
@@ -921,11 +924,16 @@ func newBatchPods(all []sim.PodSpec, n int) *batchPods {
 
 // add appends a pod; job and task must not alias batch memory.
 func (b *batchPods) add(p sim.PodSpec, job, task string) {
-	j, ok := b.index[job]
-	if !ok {
-		j = int32(len(b.jobs))
-		b.jobs = append(b.jobs, job)
-		b.index[job] = j
+	var j int32
+	if n := len(b.job); n > 0 && b.jobs[b.job[n-1]] == job {
+		j = b.job[n-1] // the pods of a job mostly come together
+	} else {
+		var ok bool
+		if j, ok = b.index[job]; !ok {
+			j = int32(len(b.jobs))
+			b.jobs = append(b.jobs, job)
+			b.index[job] = j
+		}
 	}
 	b.pods = append(b.pods, p)
 	b.tasks = append(b.tasks, task)
@@ -1091,6 +1099,18 @@ func (t *taskNames) parse(name string) (int, []int, bool) {
 // (linkDAG reports false).
 func linkDAG(all []sim.PodSpec, idx []int32, tasks []string, names *taskNames) bool {
 	pods := len(idx)
+	// Most jobs have no dependencies at all (one task, or tasks named
+	// without them): nothing to link, and no maps to build.
+	linked := false
+	for i := range pods {
+		if _, d, ok := names.parse(tasks[i]); ok && len(d) > 0 {
+			linked = true
+			break
+		}
+	}
+	if !linked {
+		return true
+	}
 	byID := make(map[int][]int32)
 	ids := make([]int, pods)
 	deps := make(map[int][]int)
@@ -1226,7 +1246,29 @@ func (l *loader) replicate() []sim.PodSpec {
 	for i, r := range refs {
 		final[r.pre] = int32(i)
 	}
-	out := make([]sim.PodSpec, n)
+	// Every pod once, in place (the load factor 1 case): permute l.all
+	// rather than copy it into a second array of n pods, which would double
+	// the loader's largest allocation. src[i] is where out[i] comes from.
+	inPlace := n == len(l.all)
+	for _, b := range blocks {
+		inPlace = inPlace && b.copy == 0
+	}
+	var out []sim.PodSpec
+	if inPlace {
+		src := make([]int32, n)
+		for i, r := range refs {
+			b := blocks[r.block]
+			src[i] = l.units[b.u].pods[r.pre-b.base]
+		}
+		permute(l.all, src)
+		out = l.all
+	} else {
+		out = make([]sim.PodSpec, n)
+		for i, r := range refs {
+			b := blocks[r.block]
+			out[i] = l.all[l.units[b.u].pods[r.pre-b.base]]
+		}
+	}
 	type afterKey struct {
 		block int32
 		first *int32
@@ -1234,12 +1276,14 @@ func (l *loader) replicate() []sim.PodSpec {
 	remapped := make(map[afterKey][]int32)
 	for i, r := range refs {
 		b := blocks[r.block]
-		p := l.all[l.units[b.u].pods[r.pre-b.base]]
+		p := &out[i]
 		p.Arrival = r.arrival
 		if b.copy > 0 {
 			p.Name += "#" + strconv.Itoa(int(b.copy))
 		}
 		if len(p.After) > 0 {
+			// Pods that shared an After slice still do (the key is the
+			// slice's first element, which moving the pods does not change).
 			k := afterKey{r.block, &p.After[0]}
 			a, ok := remapped[k]
 			if !ok {
@@ -1252,9 +1296,32 @@ func (l *loader) replicate() []sim.PodSpec {
 			}
 			p.After = a
 		}
-		out[i] = p
 	}
 	return out
+}
+
+// permute rearranges v in place so that the new v[i] is the old v[src[i]];
+// src must be a permutation of 0..len(v)-1. It follows the permutation's
+// cycles, moving each element once, and marks visited positions in src
+// (which it leaves unusable).
+func permute[T any](v []T, src []int32) {
+	for start := range src {
+		if src[start] < 0 {
+			continue
+		}
+		tmp := v[start]
+		j := start
+		for {
+			k := int(src[j])
+			src[j] = -1
+			if k == start {
+				v[j] = tmp
+				break
+			}
+			v[j] = v[k]
+			j = k
+		}
+	}
 }
 
 // radixSortStable sorts v by key, keeping the order of equal keys (LSD radix

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -586,5 +587,32 @@ func TestRadixSortStable(t *testing.T) {
 	slices.SortStableFunc(want, func(a, b kv) int { return cmp.Compare(a.k, b.k) })
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("radixSortStable = %v; want %v", got, want)
+	}
+}
+
+// TestPermute checks the in-place permutation that replicate uses against
+// building the permuted slice by copying, on random permutations (with
+// fixed points, single cycles and the empty case).
+func TestPermute(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for n := range 40 {
+		for range 5 {
+			v := make([]int, n)
+			for i := range v {
+				v[i] = 100 + i
+			}
+			src := make([]int32, n)
+			for i, p := range r.Perm(n) {
+				src[i] = int32(p)
+			}
+			want := make([]int, n)
+			for i, k := range src {
+				want[i] = v[k]
+			}
+			permute(v, src)
+			if !slices.Equal(v, want) {
+				t.Fatalf("n=%d: permute = %v; want %v", n, v, want)
+			}
+		}
 	}
 }

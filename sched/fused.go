@@ -1,6 +1,10 @@
 package sched
 
-import "github.com/kubesim/kubesim/sim"
+import (
+	"math"
+
+	"github.com/kubesim/kubesim/sim"
+)
 
 // resourceFusion scores a profile's NodeResourcesFit (equal CPU and memory
 // weights) and NodeResourcesBalancedAllocation in one loop over the
@@ -126,9 +130,9 @@ func balancedFloat(fc, fm float64) int64 {
 	if fm > 1 {
 		fm = 1
 	}
-	d := fc - fm // |fc - fm| / 2 is math.Abs((fc - fm) / 2) exactly
-	if d < 0 {
-		d = -d
-	}
-	return int64((1 - d/2) * float64(MaxNodeScore))
+	// math.Abs(fc-fm)/2 is math.Abs((fc-fm)/2) exactly. math.Abs clears the
+	// sign bit; a branch on the sign, mispredicted half the time, made
+	// BenchmarkReplay/kube-default/nodes=100 about 7% slower (median of 10
+	// alternating runs).
+	return int64((1 - math.Abs(fc-fm)/2) * float64(MaxNodeScore))
 }

@@ -704,6 +704,7 @@ type instanceRec struct {
 
 func (l *loader) loadInstances() error {
 	var insts chunked[instanceRec]
+	var names stringArena
 	// per batch, a copy of the job and task name of each dictionary code,
 	// made on first use
 	var jobNames, taskNames []string
@@ -759,7 +760,7 @@ func (l *loader) loadInstances() error {
 				r.dur = traceTime(max(e-s, 1))
 			}
 			v, _ := name.value(i)
-			r.name = jn + "/" + tn + "/" + v // a copy: v aliases batch memory
+			r.name = names.join("/", jn, tn, v) // a copy: v aliases batch memory
 			insts.add(r)
 		}
 		return nil
@@ -1274,6 +1275,8 @@ func (l *loader) replicate() []sim.PodSpec {
 		first *int32
 	}
 	remapped := make(map[afterKey][]int32)
+	var lastKey afterKey
+	var lastAfter []int32
 	for i, r := range refs {
 		b := blocks[r.block]
 		p := &out[i]
@@ -1284,7 +1287,13 @@ func (l *loader) replicate() []sim.PodSpec {
 		if len(p.After) > 0 {
 			// Pods that shared an After slice still do (the key is the
 			// slice's first element, which moving the pods does not change).
+			// The pods of a task mostly arrive together: try the last key
+			// before the map.
 			k := afterKey{r.block, &p.After[0]}
+			if k == lastKey {
+				p.After = lastAfter
+				continue
+			}
 			a, ok := remapped[k]
 			if !ok {
 				a = make([]int32, len(p.After))
@@ -1294,7 +1303,7 @@ func (l *loader) replicate() []sim.PodSpec {
 				slices.Sort(a)
 				remapped[k] = a
 			}
-			p.After = a
+			p.After, lastKey, lastAfter = a, k, a
 		}
 	}
 	return out

@@ -43,26 +43,31 @@ func (TaintToleration) Filter(nodes []sim.Node, p *sim.PodSpec, cand []int32) []
 // Score writes the normalised, reversed count of intolerable
 // PreferNoSchedule taints of each candidate.
 func (TaintToleration) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32, dst []int64) bool {
-	var maxCount int64
 	if !sim.MayTolerate(p, sim.PreferNoSchedule) {
 		// The count is the node's own, without looking at its taints (and
-		// without a call in the loop; see leastShares).
+		// without a call in the loop; see leastShares). One pass writes the
+		// scores for the usual maximum counts, 0 (every node MaxNodeScore)
+		// and 1 (MaxNodeScore or 0), which are the same formula.
+		var maxCount int64
 		for j, i := range cand {
 			c := int64(nodes[i].SoftTaints)
-			dst[j] = c
+			dst[j] = MaxNodeScore - MaxNodeScore*c
 			maxCount = max(maxCount, c)
+		}
+		if maxCount <= 1 {
+			return true
 		}
 	}
-	if maxCount >= sim.MaxSoftTaints || sim.MayTolerate(p, sim.PreferNoSchedule) {
-		maxCount = 0
-		for j, i := range cand {
-			c := sim.CountIntolerablePreferNoSchedule(&nodes[i], p)
-			dst[j] = c
-			maxCount = max(maxCount, c)
-		}
+	// A tolerating pod, or larger counts (including nodes at
+	// MaxSoftTaints): count the taints.
+	var maxCount int64
+	for j, i := range cand {
+		c := sim.CountIntolerablePreferNoSchedule(&nodes[i], p)
+		dst[j] = c
+		maxCount = max(maxCount, c)
 	}
 	switch maxCount {
-	case 0: // the usual case: every candidate gets MaxNodeScore
+	case 0: // every candidate gets MaxNodeScore
 		for j := range dst {
 			dst[j] = MaxNodeScore
 		}

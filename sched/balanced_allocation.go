@@ -34,7 +34,7 @@ func (NodeResourcesBalancedAllocation) Score(nodes []sim.Node, p *sim.PodSpec, c
 }
 
 // balancedScores writes balanced2 of each candidate with the pod's requests
-// req added, in a loop without calls (see leastShares for why; balancedFloat
+// req added, in a loop without calls (see shares for why; balancedFloat
 // is inlined) but with the same float64 operations in the same order, so
 // the results are identical.
 func balancedScores(nodes []sim.Node, req sim.Resources, cand []int32, dst []int64) {

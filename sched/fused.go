@@ -57,9 +57,9 @@ func (r *resourceFusion) applies(p *sim.PodSpec) bool {
 // score writes into total[j] wFit * NodeResourcesFit + wBal *
 // BalancedAllocation of node cand[j] for a pod requesting req. The loop
 // handles nodes whose allocatables are in [1, floatDomain] and whose
-// requested amounts are non-negative (leastShares' domain); other nodes are
+// requested amounts are non-negative (amounts' domain); other nodes are
 // marked and scored afterwards by the exact two-resource functions, out of
-// the loop so that it makes no calls (see leastShares).
+// the loop so that it makes no calls (see shares).
 func (r *resourceFusion) score(nodes []sim.Node, req sim.Resources, cand []int32, total []int64) {
 	total = total[:len(cand)]
 	var slow bool
@@ -87,10 +87,8 @@ func (r *resourceFusion) score(nodes []sim.Node, req sim.Resources, cand []int32
 func leastBalanced(nodes []sim.Node, req sim.Resources, cand []int32, total []int64, wFit, wBal int64) (slow bool) {
 	total = total[:len(cand)]
 	for j, i := range cand {
-		n := &nodes[i]
-		ac, am := n.Alloc.CPU, n.Alloc.Mem
-		rc, rm := n.Requested.CPU+req.CPU, n.Requested.Mem+req.Mem
-		if (uint64(ac-1)|uint64(am-1)) >= floatDomain || (rc|rm) < 0 {
+		ac, am, rc, rm, ok := amounts(&nodes[i], req)
+		if !ok {
 			total[j], slow = -1, true
 			continue
 		}
@@ -105,10 +103,8 @@ func leastBalanced(nodes []sim.Node, req sim.Resources, cand []int32, total []in
 func mostBalanced(nodes []sim.Node, req sim.Resources, cand []int32, total []int64, wFit, wBal int64) (slow bool) {
 	total = total[:len(cand)]
 	for j, i := range cand {
-		n := &nodes[i]
-		ac, am := n.Alloc.CPU, n.Alloc.Mem
-		rc, rm := n.Requested.CPU+req.CPU, n.Requested.Mem+req.Mem
-		if (uint64(ac-1)|uint64(am-1)) >= floatDomain || (rc|rm) < 0 {
+		ac, am, rc, rm, ok := amounts(&nodes[i], req)
+		if !ok {
 			total[j], slow = -1, true
 			continue
 		}

@@ -90,13 +90,7 @@ func (pl *NodeResourcesFit) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32
 	// Equal weights: the weighted mean is (cpu + mem) / 2. The loops score
 	// the common case; a node outside their domain is marked -1 and scored
 	// here by the general path.
-	var slow bool
-	if most {
-		slow = mostShares(nodes, req, cand, dst)
-	} else {
-		slow = leastShares(nodes, req, cand, dst)
-	}
-	if slow {
+	if shares(most, nodes, req, cand, dst) {
 		for j, i := range cand {
 			if dst[j] < 0 {
 				n := &nodes[i]
@@ -112,49 +106,42 @@ func (pl *NodeResourcesFit) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32
 // percentFloatLimit, so percent's argument holds for them.
 const floatDomain = 1 << 46
 
-// leastShares writes into dst[j] LeastAllocated with equal weights,
-// ((a-r)*100/a for CPU + the same for memory) / 2 with each share
-// truncated, of node cand[j] with the pod's requests req added (r), or -1
-// when an allocatable is outside [1, floatDomain] or a requested amount is
-// negative; it reports whether it wrote any -1.
+// shares writes into dst[j] the equal-weight LeastAllocated, or with most
+// set MostAllocated, score of node cand[j] with the pod's requests req added
+// (r): ((a-r)*100/a, or min(r, a)*100/a, for CPU + the same for memory) / 2,
+// each share truncated. It writes -1 for a node outside the loop's domain
+// (see amounts) and reports whether it wrote any.
 //
-// This loop, mostShares and balancedScores make no calls: Go keeps no
+// This loop, balancedScores and the fused loops make no calls: Go keeps no
 // registers across a call, so a call in the loop (even one on a rare path)
 // makes iterations spill and reload their state. Measured with cachegrind
 // on BenchmarkSchedule/kube-default/nodes=100, the two resource scores took
 // about 130 instructions a node with a call per node and 108 without.
-func leastShares(nodes []sim.Node, req sim.Resources, cand []int32, dst []int64) (slow bool) {
+func shares(most bool, nodes []sim.Node, req sim.Resources, cand []int32, dst []int64) (slow bool) {
 	dst = dst[:len(cand)]
 	for j, i := range cand {
-		n := &nodes[i]
-		ac, am := n.Alloc.CPU, n.Alloc.Mem
-		rc, rm := n.Requested.CPU+req.CPU, n.Requested.Mem+req.Mem
-		if (uint64(ac-1)|uint64(am-1)) >= floatDomain || (rc|rm) < 0 {
+		ac, am, rc, rm, ok := amounts(&nodes[i], req)
+		if !ok {
 			dst[j], slow = -1, true
 			continue
 		}
 		xc, xm := max(ac-rc, 0), max(am-rm, 0)
+		if most {
+			xc, xm = min(rc, ac), min(rm, am)
+		}
 		dst[j] = (int64(float64(xc*MaxNodeScore)/float64(ac)) + int64(float64(xm*MaxNodeScore)/float64(am))) >> 1
 	}
 	return slow
 }
 
-// mostShares is leastShares for MostAllocated: (min(r, a)*100/a for CPU +
-// the same for memory) / 2.
-func mostShares(nodes []sim.Node, req sim.Resources, cand []int32, dst []int64) (slow bool) {
-	dst = dst[:len(cand)]
-	for j, i := range cand {
-		n := &nodes[i]
-		ac, am := n.Alloc.CPU, n.Alloc.Mem
-		rc, rm := n.Requested.CPU+req.CPU, n.Requested.Mem+req.Mem
-		if (uint64(ac-1)|uint64(am-1)) >= floatDomain || (rc|rm) < 0 {
-			dst[j], slow = -1, true
-			continue
-		}
-		xc, xm := min(rc, ac), min(rm, am)
-		dst[j] = (int64(float64(xc*MaxNodeScore)/float64(ac)) + int64(float64(xm*MaxNodeScore)/float64(am))) >> 1
-	}
-	return slow
+// amounts returns node n's allocatable CPU and memory and its requested
+// amounts with req added, and whether they are in the domain of the float
+// score loops: allocatables in [1, floatDomain] (where percent's float
+// shortcut is exact) and requested amounts non-negative.
+func amounts(n *sim.Node, req sim.Resources) (ac, am, rc, rm int64, ok bool) {
+	ac, am = n.Alloc.CPU, n.Alloc.Mem
+	rc, rm = n.Requested.CPU+req.CPU, n.Requested.Mem+req.Mem
+	return ac, am, rc, rm, (uint64(ac-1)|uint64(am-1)) < floatDomain && (rc|rm) >= 0
 }
 
 // NewNodeResourcesFit returns the plugin with the given strategy and

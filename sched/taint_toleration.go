@@ -45,7 +45,7 @@ func (TaintToleration) Filter(nodes []sim.Node, p *sim.PodSpec, cand []int32) []
 func (TaintToleration) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32, dst []int64) bool {
 	if !sim.MayTolerate(p, sim.PreferNoSchedule) {
 		// The count is the node's own, without looking at its taints (and
-		// without a call in the loop; see leastShares). One pass writes the
+		// without a call in the loop; see shares). One pass writes the
 		// scores for the usual maximum counts, 0 (every node MaxNodeScore)
 		// and 1 (MaxNodeScore or 0), which are the same formula.
 		var maxCount int64

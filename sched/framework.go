@@ -316,8 +316,8 @@ func isDefaultFilters(filters []FilterPlugin) bool {
 // plugins then run over the nodes that passed, chunk by chunk, and only when
 // a tolerating pod fits a hard-tainted node or the pod has required
 // affinity. Every decision of every scheduler in this package goes through
-// here; at 100 nodes the separate filter passes were a third of
-// kube-default's decision time.
+// here; at 100 nodes the separate filter passes were a fifth of
+// kube-default's instructions (cachegrind, BenchmarkSchedule).
 func findFeasibleDefault(nodes []sim.Node, p *sim.PodSpec, start, stopAt int, dst []int32) []int32 {
 	n := len(nodes)
 	noTol := !sim.MayTolerate(p, sim.NoSchedule) && !sim.MayTolerate(p, sim.NoExecute)

@@ -126,6 +126,32 @@ func (s *arrowSource) scan(ctx context.Context, table string, win timeRange, fn 
 	return scanArrowFile(ctx, path, defs[table], want, win, fn)
 }
 
+// rowCounter is a source that knows, without reading a table, how many rows
+// its record batches selected by win hold: the Arrow source, from the
+// manifest. The loader sizes its pod array from it.
+type rowCounter interface {
+	rows(table string, win timeRange) (int64, bool)
+}
+
+// rows sums the manifest's row counts of the batches of table that win
+// selects; false without a manifest entry.
+func (s *arrowSource) rows(table string, win timeRange) (int64, bool) {
+	if s.man == nil {
+		return 0, false
+	}
+	t := s.man.table(table)
+	if t == nil || len(t.Batches) == 0 {
+		return 0, false
+	}
+	var n int64
+	for i := range t.Batches {
+		if win.keeps(&t.Batches[i]) {
+			n += t.Batches[i].Rows
+		}
+	}
+	return n, true
+}
+
 // timeRange selects record batches by the time statistics in the manifest:
 // a batch is read when it may hold a time in [lo, hi) (trace time). The
 // loader still filters rows; this only spares it batches it would drop.

@@ -53,17 +53,27 @@ func TestResourceFusionMatchesPlugins(t *testing.T) {
 	}
 }
 
-// TestFusedFrameworkMatchesGeneric runs kube-default and most-allocated
-// with the one-pass filter and the fused resource score side by side with
-// the same profiles on the plugin-by-plugin path, on random clusters of up
+// TestFusedFrameworkMatchesGeneric runs every scheduler of the package with
+// the one-pass filter (and, for kube-default and most-allocated, the fused
+// resource score) side by side with the same profiles on the
+// plugin-by-plugin path, on random clusters of up
 // to 400 nodes (so sampling and the rotating start index matter), and
 // requires the same decisions, start indices and random draws.
 func TestFusedFrameworkMatchesGeneric(t *testing.T) {
-	for _, o := range []KubeDefaultOptions{{}, {Strategy: MostAllocatedStrategy}, {PercentageOfNodesToScore: 30}} {
-		prof := KubeDefaultProfile(o)
+	sampled := KubeDefaultProfile(KubeDefaultOptions{PercentageOfNodesToScore: 30})
+	sampled.Name = "kube-default sampling 30%"
+	profiles := []Profile{
+		KubeDefaultProfile(KubeDefaultOptions{}),
+		KubeDefaultProfile(KubeDefaultOptions{Strategy: MostAllocatedStrategy}),
+		sampled,
+		// the one-pass filters without the fused score, and first-feasible
+		// selection's early stop
+		BestFitProfile(), TetrisProfile(), RandomProfile(), FirstFitProfile(),
+	}
+	for _, prof := range profiles {
 		fast, slow := newFramework(prof, 3), newFramework(prof, 3)
-		if !fast.defaultFilters || fast.res == nil {
-			t.Fatalf("%s: not on the fast paths", prof.Name)
+		if !fast.defaultFilters || (fast.res == nil) != (len(prof.Scores) != 4) {
+			t.Fatalf("%s: fast paths %v / %v", prof.Name, fast.defaultFilters, fast.res != nil)
 		}
 		slow.defaultFilters, slow.res = false, nil
 		r := rand.New(rand.NewPCG(8, 8))

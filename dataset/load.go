@@ -360,8 +360,8 @@ func (l *loader) loadMachines() error {
 		id, tm := strColumn(rec, mmMachine), intColumn(rec, mmTime)
 		fd1, fd2 := intColumn(rec, mmDomain1), strColumn(rec, mmDomain2)
 		cpu, mem, status := intColumn(rec, mmCPU), intColumn(rec, mmMem), strColumn(rec, mmStatus)
+		l.st.rows += rec.NumRows()
 		for i := range int(rec.NumRows()) {
-			l.st.rows++
 			name, ok := id.value(i)
 			if !ok {
 				l.st.skip(skipNoID)
@@ -540,8 +540,8 @@ func (l *loader) loadContainers() error {
 		id, mach, tm := strColumn(rec, cmContainer), strColumn(rec, cmMachine), intColumn(rec, cmTime)
 		app, req, lim, mem := strColumn(rec, cmApp), intColumn(rec, cmCPURequest), intColumn(rec, cmCPULimit), realColumn(rec, cmMem)
 		l.dict = l.machineCodes(mach, l.dict)
+		l.st.rows += rec.NumRows()
 		for i := range int(rec.NumRows()) {
-			l.st.rows++
 			if !l.onKept(mach, l.dict, i) {
 				continue
 			}
@@ -647,8 +647,8 @@ func (l *loader) loadContainerUsage(podOf map[string]int32) error {
 			}
 			return -1
 		})
+		l.st.rows += rec.NumRows()
 		for i := range int(rec.NumRows()) {
-			l.st.rows++
 			c := id.code(i)
 			if c < 0 || l.dict[c] < 0 {
 				continue
@@ -764,8 +764,8 @@ func (l *loader) loadInstances() error {
 		l.dict = l.machineCodes(mach, l.dict)
 		jobNames = append(jobNames[:0], make([]string, job.dict.Len())...)
 		taskNames = append(taskNames[:0], make([]string, task.dict.Len())...)
+		l.st.rows += rec.NumRows()
 		for i := range int(rec.NumRows()) {
-			l.st.rows++
 			if !l.onKept(mach, l.dict, i) {
 				continue
 			}
@@ -841,8 +841,8 @@ func (l *loader) loadInstances() error {
 			for j := 0; j < job.dict.Len(); j++ {
 				byCode = append(byCode, plans[job.dict.Value(j)])
 			}
+			l.st.rows += rec.NumRows()
 			for i := range int(rec.NumRows()) {
-				l.st.rows++
 				jc := job.code(i)
 				if jc < 0 || byCode[jc] == nil {
 					continue
@@ -994,8 +994,8 @@ func (l *loader) loadTasks() error {
 	err := l.src.scan(l.ctx, BatchTask, window(l.from, l.to), func(rec arrow.Record) error {
 		task, num, job := strColumn(rec, btTask), intColumn(rec, btInstances), strColumn(rec, btJob)
 		start, end, cpu, mem := intColumn(rec, btStart), intColumn(rec, btEnd), realColumn(rec, btCPU), realColumn(rec, btMem)
+		l.st.rows += rec.NumRows()
 		for i := range int(rec.NumRows()) {
-			l.st.rows++
 			s, ok := start.get(i)
 			if !ok {
 				l.st.skip(skipNoTime)

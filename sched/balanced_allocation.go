@@ -105,8 +105,9 @@ func fraction(requested, allocatable int64) float64 {
 	return f
 }
 
-// balanced2 is BalancedAllocation for (cpu, memory) without slices: the hot
-// path. TestResourceScoresTwoDimMatchSlices checks they agree.
+// balanced2 is BalancedAllocation for (cpu, memory) without slices, for the
+// score loops' fallback; the loops inline the same balancedFloat.
+// TestResourceScoresTwoDimMatchSlices checks that it agrees.
 func balanced2(req, alloc sim.Resources) int64 {
 	if alloc.CPU == 0 || alloc.Mem == 0 {
 		return MaxNodeScore // fewer than two resources: std 0

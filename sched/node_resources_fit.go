@@ -248,45 +248,13 @@ func percent(x, d int64) int64 {
 	return x * MaxNodeScore / d
 }
 
-// allocated2 is leastAllocated2 or, with most set, mostAllocated2.
+// allocated2 is LeastAllocated or, with most set, MostAllocated for (cpu,
+// memory): the general path of the score loops (unequal weights, amounts
+// outside the float loops' domain). The arrays stay on the stack.
 func allocated2(most bool, req, alloc sim.Resources, w [2]int64) int64 {
+	r, a := [2]int64{req.CPU, req.Mem}, [2]int64{alloc.CPU, alloc.Mem}
 	if most {
-		return mostAllocated2(req, alloc, w)
+		return MostAllocated(r[:], a[:], w[:])
 	}
-	return leastAllocated2(req, alloc, w)
-}
-
-// leastAllocated2 is LeastAllocated for (cpu, memory) without slices: the
-// hot path. TestResourceScoresTwoDimMatchSlices checks they agree.
-func leastAllocated2(req, alloc sim.Resources, w [2]int64) int64 {
-	var score, weightSum int64
-	if alloc.CPU != 0 {
-		score += leastRequestedScore(req.CPU, alloc.CPU) * w[0]
-		weightSum += w[0]
-	}
-	if alloc.Mem != 0 {
-		score += leastRequestedScore(req.Mem, alloc.Mem) * w[1]
-		weightSum += w[1]
-	}
-	if weightSum == 0 {
-		return 0
-	}
-	return score / weightSum
-}
-
-// mostAllocated2 is MostAllocated for (cpu, memory) without slices.
-func mostAllocated2(req, alloc sim.Resources, w [2]int64) int64 {
-	var score, weightSum int64
-	if alloc.CPU != 0 {
-		score += mostRequestedScore(req.CPU, alloc.CPU) * w[0]
-		weightSum += w[0]
-	}
-	if alloc.Mem != 0 {
-		score += mostRequestedScore(req.Mem, alloc.Mem) * w[1]
-		weightSum += w[1]
-	}
-	if weightSum == 0 {
-		return 0
-	}
-	return score / weightSum
+	return LeastAllocated(r[:], a[:], w[:])
 }

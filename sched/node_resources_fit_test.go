@@ -119,9 +119,10 @@ func TestMostAllocated(t *testing.T) {
 	}
 }
 
-// TestResourceScoresTwoDimMatchSlices checks that the slice-free (cpu,
-// memory) versions used on the hot path agree with the exported functions,
-// over random inputs including zero allocatable and over-commitment.
+// TestResourceScoresTwoDimMatchSlices checks that the (cpu, memory) versions
+// the score loops fall back on, allocated2 and balanced2, agree with the
+// exported functions, over random inputs including zero allocatable and
+// over-commitment.
 func TestResourceScoresTwoDimMatchSlices(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	edges := []int64{1, 2, 3, percentFloatLimit - 1, percentFloatLimit, percentFloatLimit + 1, 1 << 50}
@@ -143,11 +144,11 @@ func TestResourceScoresTwoDimMatchSlices(t *testing.T) {
 		alloc := sim.Resources{CPU: val(), Mem: val()}
 		w := [2]int64{1 + r.Int64N(100), 1 + r.Int64N(100)}
 		rs, as, ws := []int64{req.CPU, req.Mem}, []int64{alloc.CPU, alloc.Mem}, w[:]
-		if got, want := leastAllocated2(req, alloc, w), LeastAllocated(rs, as, ws); got != want {
-			t.Fatalf("case %d: leastAllocated2(%v, %v, %v) = %d; LeastAllocated = %d", i, req, alloc, w, got, want)
+		if got, want := allocated2(false, req, alloc, w), LeastAllocated(rs, as, ws); got != want {
+			t.Fatalf("case %d: allocated2(least, %v, %v, %v) = %d; LeastAllocated = %d", i, req, alloc, w, got, want)
 		}
-		if got, want := mostAllocated2(req, alloc, w), MostAllocated(rs, as, ws); got != want {
-			t.Fatalf("case %d: mostAllocated2(%v, %v, %v) = %d; MostAllocated = %d", i, req, alloc, w, got, want)
+		if got, want := allocated2(true, req, alloc, w), MostAllocated(rs, as, ws); got != want {
+			t.Fatalf("case %d: allocated2(most, %v, %v, %v) = %d; MostAllocated = %d", i, req, alloc, w, got, want)
 		}
 		if got, want := balanced2(req, alloc), BalancedAllocation(rs, as); got != want {
 			t.Fatalf("case %d: balanced2(%v, %v) = %d; BalancedAllocation = %d", i, req, alloc, got, want)

@@ -83,7 +83,9 @@ func (r *resourceFusion) score(nodes []sim.Node, req sim.Resources, cand []int32
 // leastBalanced is resourceFusion.score's loop for LeastAllocated; it
 // returns whether it marked any node for the exact path. It and
 // mostBalanced are separate functions, not one loop testing the strategy,
-// because the fewer values a loop keeps live the fewer it spills.
+// because the fewer values a loop keeps live the fewer it spills: merged
+// (as shares is), the decision took 17% more instructions (cachegrind,
+// BenchmarkSchedule/kube-default/nodes=100).
 func leastBalanced(nodes []sim.Node, req sim.Resources, cand []int32, total []int64, wFit, wBal int64) (slow bool) {
 	total = total[:len(cand)]
 	for j, i := range cand {

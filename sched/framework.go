@@ -334,14 +334,16 @@ func findFeasibleDefault(nodes []sim.Node, p *sim.PodSpec, start, stopAt int, ds
 		}
 		hi := min(lo+m, n)
 		before := len(dst)
-		var hard, hard2 bool
+		var hard bool
 		dst, hard = fitRange(nodes, p, noTol, lo, hi, dst)
 		if rest := m - (hi - lo); rest > 0 { // wrapped around
-			dst, hard2 = fitRange(nodes, p, noTol, 0, rest, dst)
+			var h bool
+			dst, h = fitRange(nodes, p, noTol, 0, rest, dst)
+			hard = hard || h
 		}
-		if hard || hard2 || required {
+		if hard || required {
 			ch := dst[before:]
-			if hard || hard2 {
+			if hard {
 				ch = TaintToleration{}.Filter(nodes, p, ch)
 			}
 			ch = NodeAffinity{}.Filter(nodes, p, ch) // ch itself without required terms

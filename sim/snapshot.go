@@ -2,8 +2,8 @@ package sim
 
 // NewCluster returns a cluster view over the given node states at time now,
 // for tests of schedulers and for offline tools. Nodes without a pod limit get
-// DefaultMaxPods; HardTaints and SoftTaints are derived from Spec.Taints. The view owns the
-// slice.
+// DefaultMaxPods; HardTaints and SoftTaints are derived from Spec.Taints. The
+// view owns the slice.
 func NewCluster(now Time, nodes ...Node) *Cluster {
 	c := &Cluster{nodes: nodes, now: now}
 	for i := range c.nodes {

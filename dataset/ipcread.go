@@ -275,8 +275,8 @@ func (s *fastStream) verify(k int) error {
 				}
 				if b.Offset < 0 || b.Bytes < 0 || b.Offset > int64(len(s.data))-b.Bytes {
 					first = fmt.Errorf("record batch %d: manifest range outside the file", k)
-				} else if got := crc32.Checksum(s.data[b.Offset:b.Offset+b.Bytes], castagnoli); got != b.CRC32C {
-					first = fmt.Errorf("record batch %d: checksum %08x, manifest says %08x: file is corrupt", k, got, b.CRC32C)
+				} else if got := crc32.Checksum(s.data[b.Offset:b.Offset+b.Bytes], crcTable); got != b.CRC32 {
+					first = fmt.Errorf("record batch %d: checksum %08x, manifest says %08x: file is corrupt", k, got, b.CRC32)
 				}
 			}
 			checked <- first

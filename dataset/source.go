@@ -276,10 +276,10 @@ func scanGeneric(path string, data []byte, want *ManifestTable, win timeRange, f
 		// the mapping must outlive the goroutine, hence the wait on every
 		// path; a mismatch is the better explanation of any decoding error
 		sum := make(chan uint32, 1)
-		go func() { sum <- crc32.Checksum(data, castagnoli) }()
+		go func() { sum <- crc32.Checksum(data, crcTable) }()
 		defer func() {
-			if got := <-sum; got != want.CRC32C {
-				err = fmt.Errorf("%s: checksum %08x, manifest says %08x: file is corrupt", path, got, want.CRC32C)
+			if got := <-sum; got != want.CRC32 {
+				err = fmt.Errorf("%s: checksum %08x, manifest says %08x: file is corrupt", path, got, want.CRC32)
 			}
 		}()
 	}

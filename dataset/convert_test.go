@@ -32,7 +32,7 @@ type value = any
 func readTable(t *testing.T, path, table string) [][]value {
 	t.Helper()
 	var rows [][]value
-	err := scanArrowFile(context.Background(), path, defs[table], nil, allRows, func(rec arrow.Record) error {
+	err := scanArrowFile(context.Background(), path, defs[table], nil, allRows, 1, func(_, _ int, rec arrow.Record) error {
 		rows = append(rows, recordCells(rec)...)
 		return nil
 	})

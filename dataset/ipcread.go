@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -236,6 +238,7 @@ type fastStream struct {
 	// any of its bytes are decoded
 	batches  []BatchInfo
 	verified []bool // checks scheduled
+	emitted  int    // record batches handed to the caller
 	checks   chan int
 	checked  chan error
 }
@@ -351,16 +354,36 @@ func (s *fastStream) message() (head fbTable, kind uint8, body []byte, done bool
 	return head, kind, body, false, nil
 }
 
-// run calls fn for every record batch k for which keep(k) is true (keep nil:
-// all). The first message is the schema, already checked by the caller.
-// It returns the number of record batches and of their rows, kept or not.
-func (s *fastStream) run(keep func(k int) bool, fn func(arrow.Record) error) (batches int, rows int64, err error) {
+// run calls fn(w, k, rec) for every record batch k (its index in the file)
+// for which keep(k) is true (keep nil: all). With workers > 1, up to that
+// many calls run at once on their own goroutines, w in [0, workers) naming
+// the goroutine, and batches reach them in no set order; run returns when
+// every call has. The first message is the schema, already checked by the
+// caller. It returns the number of record batches and of their rows, kept
+// or not.
+func (s *fastStream) run(keep func(k int) bool, workers int, fn func(w, k int, rec arrow.Record) error) (batches int, rows int64, err error) {
 	defer func() {
 		// a checksum mismatch explains any other error
 		if cerr := s.finish(); cerr != nil {
 			err = cerr
 		}
 	}()
+	emit := func(k int, rec arrow.Record) error {
+		defer rec.Release()
+		return fn(0, k, rec)
+	}
+	if workers > 1 {
+		p := newBatchPool(workers, fn)
+		defer func() {
+			// The workers read the mapping: wait for them on every path. A
+			// worker's error is on an earlier batch than any the dispatcher
+			// met after it, and wins.
+			if perr := p.wait(); perr != nil {
+				err = perr
+			}
+		}()
+		emit = p.send
+	}
 	if _, kind, _, _, err := s.message(); err != nil || kind != msgSchema {
 		return 0, 0, fmt.Errorf("stream does not start with a schema: %v", err)
 	}
@@ -414,15 +437,104 @@ func (s *fastStream) run(keep func(k int) bool, fn func(arrow.Record) error) (ba
 			if err != nil {
 				return batches, rows, fmt.Errorf("record batch %d: %w", k, err)
 			}
-			err = fn(rec)
-			rec.Release()
-			if err != nil {
+			s.emitted++
+			if err := emit(k, rec); err != nil {
 				return batches, rows, err
 			}
 		default:
 			return batches, rows, fmt.Errorf("unexpected message type %d", kind)
 		}
 	}
+}
+
+// batchPool runs a scan's calls on record batches on several goroutines.
+type batchPool struct {
+	work   chan pooledBatch
+	wg     sync.WaitGroup
+	failed atomic.Bool
+	mu     sync.Mutex
+	errK   int // batch of err
+	err    error
+}
+
+type pooledBatch struct {
+	k   int
+	rec arrow.Record
+}
+
+func newBatchPool(workers int, fn func(w, k int, rec arrow.Record) error) *batchPool {
+	// one batch waiting per worker: the dispatcher decodes ahead a little,
+	// and few records are held at once
+	p := &batchPool{work: make(chan pooledBatch, workers)}
+	for w := range workers {
+		p.wg.Go(func() {
+			for b := range p.work {
+				if !p.failedBefore(b.k) {
+					p.fail(b.k, p.call(fn, w, b))
+				}
+				b.rec.Release()
+			}
+		})
+	}
+	return p
+}
+
+// call runs fn on one batch; a panic (on malformed data met before its
+// checksum is verified) becomes an error, as on the scanning goroutine.
+func (p *batchPool) call(fn func(w, k int, rec arrow.Record) error, w int, b pooledBatch) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("corrupt arrow data in record batch %d: %v", b.k, r)
+		}
+	}()
+	return fn(w, b.k, b.rec)
+}
+
+// fail records the error of batch k, keeping the one of the earliest batch
+// so that a failing scan reports the same error on every run.
+func (p *batchPool) fail(k int, err error) {
+	if err == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.err == nil || k < p.errK {
+		p.err, p.errK = err, k
+	}
+	p.mu.Unlock()
+	p.failed.Store(true)
+}
+
+// failedBefore reports whether a batch before k failed. Batches after a
+// failure are skipped, those before it still run: batches are handed out in
+// order, so the error returned is always the earliest batch's.
+func (p *batchPool) failedBefore(k int) bool {
+	if !p.failed.Load() {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.errK < k
+}
+
+// send hands batch k to a worker, which releases it; after a failure it
+// returns the error (the scan stops) and releases the batch itself.
+func (p *batchPool) send(k int, rec arrow.Record) error {
+	if p.failed.Load() {
+		rec.Release()
+		return errPoolFailed
+	}
+	p.work <- pooledBatch{k, rec}
+	return nil
+}
+
+// errPoolFailed stops the dispatcher; wait returns the worker's error.
+var errPoolFailed = errors.New("a worker failed")
+
+// wait lets the workers finish and returns the first batch's error.
+func (p *batchPool) wait() error {
+	close(p.work)
+	p.wg.Wait()
+	return p.err
 }
 
 // record assembles a record batch whose columns are slices of the mapping.

@@ -575,18 +575,23 @@ func TestLoadSplitRefusesOverlap(t *testing.T) {
 	}
 }
 
-func TestRadixSortStable(t *testing.T) {
-	type kv struct {
-		k uint64
-		i int
-	}
-	// keys cross 16-bit digit boundaries; equal keys keep their order
-	in := []kv{{70000, 0}, {3, 1}, {1 << 40, 2}, {3, 3}, {65536, 4}, {0, 5}, {70000, 6}, {65535, 7}}
-	got := radixSortStable(slices.Clone(in), func(x kv) uint64 { return x.k })
-	want := slices.Clone(in)
-	slices.SortStableFunc(want, func(a, b kv) int { return cmp.Compare(a.k, b.k) })
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("radixSortStable = %v; want %v", got, want)
+func TestSortRefs(t *testing.T) {
+	// keys cross digit boundaries (one pass of 3 bits up to 3 of 14 for
+	// 1<<40); equal keys keep their order
+	in := []ref{{70000, 0, 0}, {3, 1, 0}, {1 << 40, 2, 0}, {3, 3, 0}, {65536, 4, 0}, {0, 5, 0}, {70000, 6, 0}, {65535, 7, 0}}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, top := range []int64{1, 7, 1 << 16, 1 << 17, 172800000, 1 << 40} {
+		for i := range 500 {
+			in = append(in, ref{arrival: sim.Time(r.Int64N(top)), pre: int32(i)})
+		}
+		// with 500 draws below 1 and 7, many equal keys
+		got := sortRefs(slices.Clone(in))
+		want := slices.Clone(in)
+		slices.SortStableFunc(want, func(a, b ref) int { return cmp.Compare(a.arrival, b.arrival) })
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("sortRefs with keys below %d: wrong order", top)
+		}
+		in = in[:8]
 	}
 }
 

@@ -32,6 +32,17 @@ type source interface {
 	scan(ctx context.Context, table string, win timeRange, fn func(arrow.Record) error) error
 }
 
+// concurrentSource is a source that can work on several record batches of
+// a table at once (the Arrow source, whose batches are independent slices
+// of a mapped file).
+type concurrentSource interface {
+	source
+	// scanConcurrent is scan with up to workers calls of fn running at once,
+	// each given its goroutine w in [0, workers) and the batch's index k in
+	// the table; batches come in no set order.
+	scanConcurrent(ctx context.Context, table string, win timeRange, workers int, fn func(w, k int, rec arrow.Record) error) error
+}
+
 // arrowSource reads dir/<table>.arrow, checked against dir/manifest.json
 // when there is one.
 type arrowSource struct {
@@ -118,12 +129,16 @@ func (m *mappedMessages) Message() (*ipc.Message, error) {
 }
 
 func (s *arrowSource) scan(ctx context.Context, table string, win timeRange, fn func(arrow.Record) error) error {
+	return s.scanConcurrent(ctx, table, win, 1, func(_, _ int, rec arrow.Record) error { return fn(rec) })
+}
+
+func (s *arrowSource) scanConcurrent(ctx context.Context, table string, win timeRange, workers int, fn func(w, k int, rec arrow.Record) error) error {
 	path := filepath.Join(s.dir, table+".arrow")
 	var want *ManifestTable
 	if s.man != nil {
 		want = s.man.table(table)
 	}
-	return scanArrowFile(ctx, path, defs[table], want, win, fn)
+	return scanArrowFile(ctx, path, defs[table], want, win, workers, fn)
 }
 
 // rowCounter is a source that knows, without reading a table, how many rows
@@ -178,9 +193,11 @@ func (r timeRange) keeps(b *BatchInfo) bool {
 //
 // Uncompressed files take the fast path (fastStream): zero-copy, skipping
 // unselected batches, verifying each batch read against its checksum in the
-// manifest. Other files go through the generic Arrow reader, which checks
-// the whole file's checksum.
-func scanArrowFile(ctx context.Context, path string, def *tableDef, want *ManifestTable, win timeRange, fn func(arrow.Record) error) (err error) {
+// manifest, and running fn on up to workers batches at once. Other files go
+// through the generic Arrow reader, which checks the whole file's checksum
+// and calls fn on one batch at a time (w = 0). k is the batch's index in
+// the file.
+func scanArrowFile(ctx context.Context, path string, def *tableDef, want *ManifestTable, win timeRange, workers int, fn func(w, k int, rec arrow.Record) error) (err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("opening table: %w", err)
@@ -222,8 +239,7 @@ func scanArrowFile(ctx context.Context, path string, def *tableDef, want *Manife
 	if want != nil && len(want.Batches) == 0 && want.Rows > 0 {
 		return fmt.Errorf("%s: manifest lists no record batches for %d rows", path, want.Rows)
 	}
-	emitted := 0
-	wrapped := func(rec arrow.Record) error {
+	wrapped := func(w, k int, rec arrow.Record) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -236,11 +252,7 @@ func scanArrowFile(ctx context.Context, path string, def *tableDef, want *Manife
 				return fmt.Errorf("%s: %w", path, err)
 			}
 		}
-		emitted++
-		if err := fn(rec); err != nil {
-			return err
-		}
-		return nil
+		return fn(w, k, rec)
 	}
 	if want == nil || want.Compression == "" {
 		fs := newFastStream(data, def)
@@ -249,9 +261,9 @@ func scanArrowFile(ctx context.Context, path string, def *tableDef, want *Manife
 			fs.batches, fs.verified = want.Batches, make([]bool, len(want.Batches))
 			keep = func(k int) bool { return k >= len(want.Batches) || win.keeps(&want.Batches[k]) }
 		}
-		batches, rows, err := fs.run(keep, wrapped)
+		batches, rows, err := fs.run(keep, workers, wrapped)
 		switch {
-		case errors.Is(err, errUnsupported) && emitted == 0 && want == nil:
+		case errors.Is(err, errUnsupported) && fs.emitted == 0 && want == nil:
 			// not a layout the fast path handles: use the generic reader
 		case err != nil:
 			if strings.HasPrefix(err.Error(), path) {
@@ -271,7 +283,7 @@ func scanArrowFile(ctx context.Context, path string, def *tableDef, want *Manife
 // scanGeneric reads a stream with the Arrow library's reader, which copies
 // every buffer and handles compression; the whole file's checksum is
 // computed on another core meanwhile.
-func scanGeneric(path string, data []byte, want *ManifestTable, win timeRange, fn func(arrow.Record) error) (err error) {
+func scanGeneric(path string, data []byte, want *ManifestTable, win timeRange, fn func(w, k int, rec arrow.Record) error) (err error) {
 	if want != nil {
 		// the mapping must outlive the goroutine, hence the wait on every
 		// path; a mismatch is the better explanation of any decoding error
@@ -298,7 +310,7 @@ func scanGeneric(path string, data []byte, want *ManifestTable, win timeRange, f
 		if want != nil && k <= len(want.Batches) && !win.keeps(&want.Batches[k-1]) {
 			continue
 		}
-		if err := fn(rec); err != nil {
+		if err := fn(0, k-1, rec); err != nil {
 			return err
 		}
 	}

@@ -2,10 +2,13 @@ package dataset
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -137,5 +140,80 @@ func TestCorruptBatchChecksum(t *testing.T) {
 	_, err = Load(out, LoadOptions{})
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "checksum") {
 		t.Errorf("error %v; want a checksum error naming %s", err, path)
+	}
+}
+
+// A load scans record batches on as many goroutines as GOMAXPROCS allows
+// (up to maxScanWorkers), and gives the same workload with one or several.
+func TestLoadConcurrentScanIsDeterministic(t *testing.T) {
+	dir := synthTrace(t, SynthOptions{Machines: 20, Days: 1, Seed: 6, BatchConcurrency: 2})
+	out := filepath.Join(dir, "arrow")
+	if _, err := Convert(context.Background(), dir, out, ConvertOptions{BatchRows: 300, Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	opts := LoadOptions{Window: Window{From: 2 * sim.Hour, To: 20 * sim.Hour}, Machines: 7, Seed: 3, DAG: true}
+	var ws []*sim.Workload
+	for _, procs := range []int{1, 4, 3} {
+		prev := runtime.GOMAXPROCS(procs)
+		w, err := Load(out, opts)
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	if len(ws[0].Pods) == 0 {
+		t.Fatal("no pods")
+	}
+	for i, procs := range []int{4, 3} {
+		if !reflect.DeepEqual(ws[0], ws[i+1]) {
+			t.Errorf("with %d scanning goroutines: a different workload (%d pods, one goroutine %d)", procs, len(ws[i+1].Pods), len(ws[0].Pods))
+		}
+	}
+}
+
+// Errors and panics on the scanning goroutines stop the scan and come back
+// as the error of the earliest failing batch, every time.
+func TestScanConcurrentErrors(t *testing.T) {
+	dir := synthTrace(t, SynthOptions{Machines: 10, Days: 1, Seed: 6, BatchConcurrency: 1})
+	out := filepath.Join(dir, "arrow")
+	if _, err := Convert(context.Background(), dir, out, ConvertOptions{BatchRows: 200, Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := openArrowSource(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(src.man.table(BatchInstance).Batches); n < 10 {
+		t.Fatalf("%d batches; want at least 10", n)
+	}
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	err = src.scanConcurrent(context.Background(), BatchInstance, allRows, 3, func(w, k int, rec arrow.Record) error {
+		if w < 0 || w >= 3 {
+			t.Errorf("worker %d", w)
+		}
+		mu.Lock()
+		seen[k] = true
+		mu.Unlock()
+		return nil
+	})
+	if err != nil || len(seen) != len(src.man.table(BatchInstance).Batches) {
+		t.Fatalf("scanned %d batches, error %v; want every batch once", len(seen), err)
+	}
+	for range 5 {
+		err := src.scanConcurrent(context.Background(), BatchInstance, allRows, 3, func(w, k int, rec arrow.Record) error {
+			switch k {
+			case 4:
+				return fmt.Errorf("failed on batch %d", k)
+			case 2:
+				var m map[int]int
+				m[k]++ // a panic, as corrupt data would cause
+			}
+			return nil
+		})
+		if err == nil || !strings.Contains(err.Error(), "record batch 2") {
+			t.Fatalf("error %v; want the panic on batch 2", err)
+		}
 	}
 }

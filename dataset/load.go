@@ -887,32 +887,44 @@ func (l *loader) loadInstances() error {
 	if err != nil {
 		return err
 	}
-	// plan of each task, by job then task name; the maps hold pointers so
-	// that updates never store a key that aliases batch memory (assigning to
-	// an existing key replaces the stored key)
-	type plan struct{ cpu, mem float64 }
-	plans := make(map[string]map[string]*plan)
+	// Each job gets an index (in order of first appearance) and each task a
+	// plan, filled from batch_task below; each instance notes both. The maps
+	// hold pointers so that updates never store a key that aliases batch
+	// memory (assigning to an existing key replaces the stored key).
+	type jobEntry struct {
+		idx   int32
+		tasks map[string]*plan
+	}
+	jobs := make(map[string]*jobEntry)
+	var jobNames []string
+	jobOf := make([]int32, insts.n)
+	planOf := make([]*plan, insts.n)
 	var slabP []plan
 	var prev taskKey
-	var prevPlans map[string]*plan
+	var je *jobEntry
+	var pl *plan
 	for i, r := range insts.all() {
 		if i > 0 && r.key == prev { // instances of a task mostly come together
+			jobOf[i], planOf[i] = je.idx, pl
 			continue
 		}
 		if i == 0 || r.key.job != prev.job {
-			if prevPlans = plans[r.key.job]; prevPlans == nil {
-				prevPlans = make(map[string]*plan)
-				plans[r.key.job] = prevPlans
+			if je = jobs[r.key.job]; je == nil {
+				je = &jobEntry{idx: int32(len(jobNames)), tasks: make(map[string]*plan)}
+				jobs[r.key.job] = je
+				jobNames = append(jobNames, r.key.job)
 			}
 		}
 		prev = r.key
-		if prevPlans[r.key.task] == nil {
+		if pl = je.tasks[r.key.task]; pl == nil {
 			if len(slabP) == 0 {
 				slabP = make([]plan, 1024)
 			}
 			slabP[0] = plan{math.NaN(), math.NaN()}
-			prevPlans[r.key.task], slabP = &slabP[0], slabP[1:]
+			pl, slabP = &slabP[0], slabP[1:]
+			je.tasks[r.key.task] = pl
 		}
+		jobOf[i], planOf[i] = je.idx, pl
 	}
 	if insts.n > 0 && l.src.has(BatchTask) {
 		var byCode []map[string]*plan // per batch: job code -> its tasks' plans
@@ -920,7 +932,11 @@ func (l *loader) loadInstances() error {
 			task, job, cpu, mem := strColumn(rec, btTask), strColumn(rec, btJob), realColumn(rec, btCPU), realColumn(rec, btMem)
 			byCode = byCode[:0]
 			for j := 0; j < job.dict.Len(); j++ {
-				byCode = append(byCode, plans[job.dict.Value(j)])
+				var m map[string]*plan
+				if e := jobs[job.dict.Value(j)]; e != nil {
+					m = e.tasks
+				}
+				byCode = append(byCode, m)
 			}
 			l.st.rows += rec.NumRows()
 			for i := range int(rec.NumRows()) {
@@ -942,48 +958,118 @@ func (l *loader) loadInstances() error {
 			return err
 		}
 	}
-	bp := newBatchPods(l.all, insts.n)
-	var slab []sim.UsagePoint // one-point usage profiles, allocated in blocks
-	var pl *plan
-	for i, r := range insts.all() {
-		if i == 0 || r.key != prev { // instances of a task mostly come together
-			pl, prev = plans[r.key.job][r.key.task], r.key
-		}
-		cpu, mem := pl.cpu, pl.mem
-		if math.IsNaN(cpu) {
-			cpu = firstNumber(r.cpuMax, r.cpuAvg)
-		}
-		if math.IsNaN(mem) {
-			mem = firstNumber(r.memMax, r.memAvg)
-		}
-		if math.IsNaN(cpu) || math.IsNaN(mem) {
-			l.st.skip(skipNoPlan)
-			continue
-		}
-		if cpu < 0 || mem < 0 {
-			l.st.skip(skipNegative)
-			continue
-		}
-		p := sim.PodSpec{Name: r.name, Group: r.key.job, Arrival: r.arrival, Duration: r.dur, Priority: sim.Low,
-			Requests: sim.Resources{CPU: milliCPU(cpu), Mem: l.memMiB(mem)}}
-		if !math.IsNaN(r.cpuAvg) || !math.IsNaN(r.memAvg) {
-			use := p.Requests
-			if r.cpuAvg >= 0 {
-				use.CPU = milliCPU(r.cpuAvg)
-			}
-			if r.memAvg >= 0 {
-				use.Mem = l.memMiB(r.memAvg)
-			}
-			if len(slab) == 0 {
-				slab = make([]sim.UsagePoint, 4096)
-			}
-			slab[0] = sim.UsagePoint{Offset: 0, Use: use}
-			p.Usage, slab = slab[:1:1], slab[1:]
-		}
-		bp.add(p, r.key.job, r.key.task)
-	}
+	bp := l.buildInstancePods(insts, planOf, jobOf)
+	bp.jobs = jobNames
 	l.addJobs(bp)
 	return nil
+}
+
+// plan is a batch task's requests per instance (NaN: unknown).
+type plan struct{ cpu, mem float64 }
+
+// buildInstancePods makes the pod of each instance, in trace order after
+// the pods loaded so far, on up to l.workers goroutines (each a run of
+// record batches; pod i of the instances goes to position i, and the pods
+// are closed up afterwards when some were skipped). planOf and jobOf give
+// each instance's plan and job index.
+func (l *loader) buildInstancePods(insts *chunked[instanceRec], planOf []*plan, jobOf []int32) *batchPods {
+	first := len(l.all)
+	n := insts.n
+	pods := slices.Grow(l.all, n)[:first+n]
+	tasks := make([]string, n)
+	keep := make([]bool, n)
+	stats := make([]loadStats, l.workers)
+	offs := make([]int, len(insts.blocks)+1) // index of each block's first instance
+	for b, blk := range insts.blocks {
+		offs[b+1] = offs[b] + len(blk)
+	}
+	parallel(l.workers, len(insts.blocks), func(b int) int { return len(insts.blocks[b]) }, func(w, lo, hi int) {
+		st := &stats[w]
+		var slab []sim.UsagePoint // one-point usage profiles, allocated in blocks
+		for b := lo; b < hi; b++ {
+			for j := range insts.blocks[b] {
+				r := &insts.blocks[b][j]
+				i := offs[b] + j
+				pl := planOf[i]
+				cpu, mem := pl.cpu, pl.mem
+				if math.IsNaN(cpu) {
+					cpu = firstNumber(r.cpuMax, r.cpuAvg)
+				}
+				if math.IsNaN(mem) {
+					mem = firstNumber(r.memMax, r.memAvg)
+				}
+				if math.IsNaN(cpu) || math.IsNaN(mem) {
+					st.skip(skipNoPlan)
+					continue
+				}
+				if cpu < 0 || mem < 0 {
+					st.skip(skipNegative)
+					continue
+				}
+				p := sim.PodSpec{Name: r.name, Group: r.key.job, Arrival: r.arrival, Duration: r.dur, Priority: sim.Low,
+					Requests: sim.Resources{CPU: milliCPU(cpu), Mem: l.memMiB(mem)}}
+				if !math.IsNaN(r.cpuAvg) || !math.IsNaN(r.memAvg) {
+					use := p.Requests
+					if r.cpuAvg >= 0 {
+						use.CPU = milliCPU(r.cpuAvg)
+					}
+					if r.memAvg >= 0 {
+						use.Mem = l.memMiB(r.memAvg)
+					}
+					if len(slab) == 0 {
+						slab = make([]sim.UsagePoint, 4096)
+					}
+					slab[0] = sim.UsagePoint{Offset: 0, Use: use}
+					p.Usage, slab = slab[:1:1], slab[1:]
+				}
+				pods[first+i], tasks[i], keep[i] = p, r.key.task, true
+			}
+		}
+	})
+	for i := range stats {
+		l.st.merge(&stats[i])
+	}
+	// close up the skipped instances' places
+	k := 0
+	for i := range n {
+		if !keep[i] {
+			continue
+		}
+		if k != i {
+			pods[first+k], tasks[k], jobOf[k] = pods[first+i], tasks[i], jobOf[i]
+		}
+		k++
+	}
+	clear(pods[first+k:])
+	return &batchPods{first: first, pods: pods[:first+k], tasks: tasks[:k], job: jobOf[:k]}
+}
+
+// parallel splits the items [0, n) into up to workers runs of about equal
+// size (size(i) of item i) and calls fn(w, lo, hi) for run w on its own
+// goroutine; with one worker or one item, on this one.
+func parallel(workers, n int, size func(i int) int, fn func(w, lo, hi int)) {
+	if workers <= 1 || n <= 1 {
+		fn(0, 0, n)
+		return
+	}
+	total := 0
+	for i := range n {
+		total += size(i)
+	}
+	var wg sync.WaitGroup
+	lo, acc := 0, 0
+	for w := range workers {
+		hi := lo
+		for hi < n && (w == workers-1 || acc < total*(w+1)/workers) {
+			acc += size(hi)
+			hi++
+		}
+		if from := lo; hi > from {
+			wg.Go(func() { fn(w, from, hi) })
+		}
+		lo = hi
+	}
+	wg.Wait()
 }
 
 func firstNumber(vs ...float64) float64 {
@@ -1022,8 +1108,8 @@ type batchPods struct {
 	pods  []sim.PodSpec
 	tasks []string
 	job   []int32
-	jobs  []string // by first appearance
-	index map[string]int32
+	jobs  []string         // by first appearance
+	index map[string]int32 // job -> index in jobs, kept by add (loadTasks)
 }
 
 // newBatchPods starts a collection that appends to all (the pods loaded so
@@ -1161,13 +1247,28 @@ func (l *loader) addJobs(bp *batchPods) {
 		idx[next[j]], tasks[next[j]] = first+int32(i), bp.tasks[i]
 		next[j]++
 	}
-	var names taskNames
+	base := len(l.units)
 	for j, name := range bp.jobs {
-		ps := idx[start[j]:start[j+1]:start[j+1]]
-		if l.opts.DAG && !linkDAG(l.all, ps, tasks[start[j]:start[j+1]], &names) {
+		l.units = append(l.units, unit{job: true, name: name, pods: idx[start[j]:start[j+1]:start[j+1]]})
+	}
+	if !l.opts.DAG {
+		return
+	}
+	// jobs are linked independently: runs of them on up to l.workers
+	// goroutines, each with its own cache of parsed task names
+	cycles := make([]int64, l.workers)
+	parallel(l.workers, len(bp.jobs), func(j int) int { return int(start[j+1] - start[j]) }, func(w, lo, hi int) {
+		var names taskNames
+		for j := lo; j < hi; j++ {
+			if !linkDAG(l.all, l.units[base+j].pods, tasks[start[j]:start[j+1]], &names) {
+				cycles[w]++
+			}
+		}
+	})
+	for _, c := range cycles {
+		for range c {
 			l.st.skip(skipDAGCycle)
 		}
-		l.units = append(l.units, unit{job: true, name: name, pods: ps})
 	}
 }
 

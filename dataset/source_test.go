@@ -43,14 +43,22 @@ func TestTimeRangeKeeps(t *testing.T) {
 	}
 }
 
+// convertBatches converts the CSV trace in dir into dir/arrow with record
+// batches of the given number of rows.
+func convertBatches(t *testing.T, dir string, rows int) string {
+	t.Helper()
+	out := filepath.Join(dir, "arrow")
+	if _, err := Convert(context.Background(), dir, out, ConvertOptions{BatchRows: rows, Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // With small record batches a window reads only the batches it needs, and
 // the workload is still exactly the one from the CSV.
 func TestLoadSkipsBatches(t *testing.T) {
 	dir := synthTrace(t, SynthOptions{Machines: 20, Days: 1, Seed: 6, BatchConcurrency: 1})
-	out := filepath.Join(dir, "arrow")
-	if _, err := Convert(context.Background(), dir, out, ConvertOptions{BatchRows: 500, Logger: quiet}); err != nil {
-		t.Fatal(err)
-	}
+	out := convertBatches(t, dir, 500)
 	src, err := openArrowSource(out)
 	if err != nil {
 		t.Fatal(err)
@@ -110,10 +118,7 @@ func TestLoadCompressed(t *testing.T) {
 // window that skips it does not read its bytes.
 func TestCorruptBatchChecksum(t *testing.T) {
 	dir := synthTrace(t, SynthOptions{Machines: 10, Days: 1, Seed: 8, BatchConcurrency: 1})
-	out := filepath.Join(dir, "arrow")
-	if _, err := Convert(context.Background(), dir, out, ConvertOptions{BatchRows: 500, Logger: quiet}); err != nil {
-		t.Fatal(err)
-	}
+	out := convertBatches(t, dir, 500)
 	m, err := ReadManifest(out)
 	if err != nil {
 		t.Fatal(err)
@@ -147,10 +152,7 @@ func TestCorruptBatchChecksum(t *testing.T) {
 // (up to maxScanWorkers), and gives the same workload with one or several.
 func TestLoadConcurrentScanIsDeterministic(t *testing.T) {
 	dir := synthTrace(t, SynthOptions{Machines: 20, Days: 1, Seed: 6, BatchConcurrency: 2})
-	out := filepath.Join(dir, "arrow")
-	if _, err := Convert(context.Background(), dir, out, ConvertOptions{BatchRows: 300, Logger: quiet}); err != nil {
-		t.Fatal(err)
-	}
+	out := convertBatches(t, dir, 300)
 	opts := LoadOptions{Window: Window{From: 2 * sim.Hour, To: 20 * sim.Hour}, Machines: 7, Seed: 3, DAG: true}
 	var ws []*sim.Workload
 	for _, procs := range []int{1, 4, 3} {
@@ -176,10 +178,7 @@ func TestLoadConcurrentScanIsDeterministic(t *testing.T) {
 // as the error of the earliest failing batch, every time.
 func TestScanConcurrentErrors(t *testing.T) {
 	dir := synthTrace(t, SynthOptions{Machines: 10, Days: 1, Seed: 6, BatchConcurrency: 1})
-	out := filepath.Join(dir, "arrow")
-	if _, err := Convert(context.Background(), dir, out, ConvertOptions{BatchRows: 200, Logger: quiet}); err != nil {
-		t.Fatal(err)
-	}
+	out := convertBatches(t, dir, 200)
 	src, err := openArrowSource(out)
 	if err != nil {
 		t.Fatal(err)

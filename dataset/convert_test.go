@@ -528,3 +528,29 @@ func TestSchema(t *testing.T) {
 		t.Errorf("unknown table: error %v", err)
 	}
 }
+
+// A conversion made with another manifest version (version 1 had CRC-32C
+// checksums) is refused with an error that names the file and says what to
+// do, rather than reported as corrupt.
+func TestOldManifestRefused(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Convert(context.Background(), fixtures, dir, ConvertOptions{Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, ManifestFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := bytes.Replace(b, []byte(`"version": 2`), []byte(`"version": 1`), 1)
+	if bytes.Equal(old, b) {
+		t.Fatalf("no version 2 in the manifest:\n%s", b)
+	}
+	if err := os.WriteFile(p, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(dir, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "convert the trace again") {
+		t.Errorf("Load with a version-1 manifest: %v; want an error naming %s and saying to convert again", err, p)
+	}
+}

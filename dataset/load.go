@@ -1273,11 +1273,25 @@ func (l *loader) addJobs(bp *batchPods) {
 }
 
 // taskNames caches parseTaskName: the same names ("M1", "R2_1") recur in
-// every job.
+// every job. One linkDAG goroutine owns it.
 type taskNames struct {
 	m    map[string]parsedTask
 	last string
 	lp   parsedTask
+	// scratch space for linkDAG, reused from job to job (allocating it per
+	// job was a third of linkDAG's time)
+	ts         []dagTask
+	of, byTask []int32
+}
+
+// dagTask is one task of a job in linkDAG.
+type dagTask struct {
+	id    int
+	deps  []int
+	n     int32   // pods
+	pods  []int32 // positions in idx, ascending
+	state uint8   // cycle check: 0 new, 1 on the stack, 2 done
+	after []int32
 }
 
 type parsedTask struct {
@@ -1326,14 +1340,8 @@ func linkDAG(all []sim.PodSpec, idx []int32, tasks []string, names *taskNames) b
 	if !linked {
 		return true
 	}
-	type task struct {
-		id    int
-		deps  []int
-		pods  []int32 // positions in idx
-		state uint8   // cycle check: 0 new, 1 on the stack, 2 done
-		after []int32
-	}
-	var ts []task
+	// the job's tasks, and its pods grouped by task, in names' scratch space
+	ts := names.ts[:0]
 	find := func(id int) int { // index in ts, or -1
 		for k := range ts {
 			if ts[k].id == id {
@@ -1342,7 +1350,7 @@ func linkDAG(all []sim.PodSpec, idx []int32, tasks []string, names *taskNames) b
 		}
 		return -1
 	}
-	of := make([]int32, pods) // each pod's task in ts, -1 for a name without an id
+	of := slices.Grow(names.of[:0], pods)[:pods] // each pod's task in ts, -1 for a name without an id
 	for i := range pods {
 		id, d, ok := names.parse(tasks[i])
 		if !ok {
@@ -1352,11 +1360,23 @@ func linkDAG(all []sim.PodSpec, idx []int32, tasks []string, names *taskNames) b
 		k := find(id)
 		if k < 0 {
 			k = len(ts)
-			ts = append(ts, task{id: id, deps: d})
+			ts = append(ts, dagTask{id: id, deps: d})
 		}
-		ts[k].pods = append(ts[k].pods, int32(i))
+		ts[k].n++
 		of[i] = int32(k)
 	}
+	byTask := slices.Grow(names.byTask[:0], pods)[:pods]
+	start := int32(0)
+	for k := range ts {
+		ts[k].pods = byTask[start : start : start+ts[k].n]
+		start += ts[k].n
+	}
+	for i, k := range of {
+		if k >= 0 {
+			ts[k].pods = append(ts[k].pods, int32(i))
+		}
+	}
+	names.ts, names.of, names.byTask = ts, of, byTask
 	// A cycle among the tasks present drops the job's dependencies; whether
 	// there is one does not depend on the order of the search.
 	var visit func(k int) bool

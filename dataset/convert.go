@@ -189,14 +189,23 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading manifest: %w", err)
 	}
+	// the format and version first: another version's fields are not errors
+	// but a reason to convert again
+	var head struct {
+		Format  string `json:"format"`
+		Version int    `json:"version"`
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if head.Format != manifestFormat || head.Version != manifestVersion {
+		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d: convert the trace again", p, head.Format, head.Version, manifestFormat, manifestVersion)
+	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	if m.Format != manifestFormat || m.Version != manifestVersion {
-		return nil, fmt.Errorf("%s: format %q version %d, want %q version %d: convert the trace again", p, m.Format, m.Version, manifestFormat, manifestVersion)
 	}
 	for _, t := range m.Tables {
 		if _, ok := defs[t.Table]; !ok {

@@ -542,9 +542,11 @@ func TestOldManifestRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// version 1 as it was written: CRC-32C checksums under "crc32c"
 	old := bytes.Replace(b, []byte(`"version": 2`), []byte(`"version": 1`), 1)
-	if bytes.Equal(old, b) {
-		t.Fatalf("no version 2 in the manifest:\n%s", b)
+	old = bytes.ReplaceAll(old, []byte(`"crc32":`), []byte(`"crc32c":`))
+	if bytes.Equal(old, b) || !bytes.Contains(old, []byte(`"crc32c":`)) {
+		t.Fatalf("no version 2 or no checksum in the manifest:\n%s", b)
 	}
 	if err := os.WriteFile(p, old, 0o644); err != nil {
 		t.Fatal(err)

@@ -139,12 +139,17 @@ func TestCorruptBatchChecksum(t *testing.T) {
 	if last.MinTime*1000 < float64(early.To) {
 		t.Fatalf("test set-up: the last batch (from %v s) overlaps the early window", last.MinTime)
 	}
-	if _, err := Load(out, LoadOptions{Window: early}); err != nil {
-		t.Errorf("a window that skips the corrupt batch failed: %v", err)
-	}
-	_, err = Load(out, LoadOptions{})
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "checksum") {
-		t.Errorf("error %v; want a checksum error naming %s", err, path)
+	// on one scanning goroutine and on a pool of them
+	for _, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		if _, err := Load(out, LoadOptions{Window: early}); err != nil {
+			t.Errorf("GOMAXPROCS=%d: a window that skips the corrupt batch failed: %v", procs, err)
+		}
+		_, err = Load(out, LoadOptions{})
+		runtime.GOMAXPROCS(prev)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "checksum") {
+			t.Errorf("GOMAXPROCS=%d: error %v; want a checksum error naming %s", procs, err, path)
+		}
 	}
 }
 

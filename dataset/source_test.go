@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -219,5 +221,30 @@ func TestScanConcurrentErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "record batch 2") {
 			t.Fatalf("error %v; want the panic on batch 2", err)
 		}
+	}
+}
+
+// Cancelling the context stops a concurrent scan with the context's error.
+func TestScanConcurrentCancel(t *testing.T) {
+	dir := synthTrace(t, SynthOptions{Machines: 10, Days: 1, Seed: 6, BatchConcurrency: 1})
+	src, err := openArrowSource(convertBatches(t, dir, 200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls atomic.Int64
+	err = src.scanConcurrent(ctx, BatchInstance, allRows, 2, func(w, k int, rec arrow.Record) error {
+		if k == 1 {
+			cancel()
+		}
+		calls.Add(1)
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v; want context.Canceled", err)
+	}
+	if n, all := calls.Load(), len(src.man.table(BatchInstance).Batches); n >= int64(all) {
+		t.Errorf("%d calls for %d batches; want the scan to stop early", n, all)
 	}
 }

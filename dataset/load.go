@@ -367,8 +367,17 @@ func (l *loader) reservePods(table string) {
 	if !ok {
 		return
 	}
-	est := float64(rows) * float64(len(l.sel)) / float64(l.total) * 1.1
-	l.all = slices.Grow(l.all, int(min(est, float64(rows))))
+	l.all = slices.Grow(l.all, int(float64(rows)*l.keptShare()))
+}
+
+// keptShare is the share of a machine-keyed table's rows expected on the
+// kept machines, plus a tenth, at most 1: the room reserved for what a scan
+// keeps.
+func (l *loader) keptShare() float64 {
+	if l.allKept || l.total == 0 {
+		return 1
+	}
+	return min(1, float64(len(l.sel))/float64(l.total)*1.1)
 }
 
 // ---- machines ----
@@ -808,11 +817,7 @@ type instBatch struct {
 // scanned on up to l.workers goroutines when the source allows it: each
 // batch's records go to their own slice, put in order at the end.
 func (l *loader) scanInstances() (*chunked[instanceRec], error) {
-	// room for the share of rows expected on kept machines
-	share := 1.0
-	if !l.allKept && l.total > 0 {
-		share = min(1, float64(len(l.sel))/float64(l.total)*1.1)
-	}
+	share := l.keptShare()
 	scans := make([]instScan, l.workers)
 	var mu sync.Mutex
 	var parts []instBatch
@@ -1256,19 +1261,17 @@ func (l *loader) addJobs(bp *batchPods) {
 	}
 	// jobs are linked independently: runs of them on up to l.workers
 	// goroutines, each with its own cache of parsed task names
-	cycles := make([]int64, l.workers)
+	stats := make([]loadStats, l.workers)
 	parallel(l.workers, len(bp.jobs), func(j int) int { return int(start[j+1] - start[j]) }, func(w, lo, hi int) {
 		var names taskNames
 		for j := lo; j < hi; j++ {
 			if !linkDAG(l.all, l.units[base+j].pods, tasks[start[j]:start[j+1]], &names) {
-				cycles[w]++
+				stats[w].skip(skipDAGCycle)
 			}
 		}
 	})
-	for _, c := range cycles {
-		for range c {
-			l.st.skip(skipDAGCycle)
-		}
+	for i := range stats {
+		l.st.merge(&stats[i])
 	}
 }
 

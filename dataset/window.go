@@ -54,21 +54,37 @@ func (w Window) Contains(t sim.Time) bool { return t >= w.From && t < w.end() }
 // Overlaps reports whether the two half-open windows share any instant.
 func (w Window) Overlaps(o Window) bool { return w.From < o.end() && o.From < w.end() }
 
-// Windows is a set of named training and test windows of one trace.
+// Windows is a trace's three disjoint splits: training windows (episodes of
+// the trainer), validation windows (checkpoint selection and early stopping)
+// and test windows (read once, for the tables).
 type Windows struct {
 	Train []Window
+	Val   []Window
 	Test  []Window
 }
 
-// ErrOverlap is returned (wrapped) when a training window overlaps a test window.
-var ErrOverlap = errors.New("training and test windows overlap")
+// ErrOverlap is returned (wrapped) when windows of two different splits
+// overlap.
+var ErrOverlap = errors.New("windows of different splits overlap")
+
+// splits lists the splits with their names, in time order.
+func (ws Windows) splits() [3]struct {
+	name string
+	set  []Window
+} {
+	return [3]struct {
+		name string
+		set  []Window
+	}{{"train", ws.Train}, {"validation", ws.Val}, {"test", ws.Test}}
+}
 
 // Validate checks every window, that names are unique and non-empty, and
-// that no training window overlaps a test window.
+// that no two windows of different splits overlap (windows of one split may).
 func (ws Windows) Validate() error {
 	seen := make(map[string]bool)
-	for _, set := range [][]Window{ws.Train, ws.Test} {
-		for _, w := range set {
+	sp := ws.splits()
+	for _, s := range sp {
+		for _, w := range s.set {
 			if w.Name == "" {
 				return fmt.Errorf("window %s: no name", w)
 			}
@@ -81,10 +97,14 @@ func (ws Windows) Validate() error {
 			}
 		}
 	}
-	for _, tr := range ws.Train {
-		for _, te := range ws.Test {
-			if tr.Overlaps(te) {
-				return fmt.Errorf("%w: train %s and test %s", ErrOverlap, tr, te)
+	for i := range sp {
+		for j := i + 1; j < len(sp); j++ {
+			for _, a := range sp[i].set {
+				for _, b := range sp[j].set {
+					if a.Overlaps(b) {
+						return fmt.Errorf("%w: %s %s and %s %s", ErrOverlap, sp[i].name, a, sp[j].name, b)
+					}
+				}
 			}
 		}
 	}
@@ -93,8 +113,8 @@ func (ws Windows) Validate() error {
 
 // Lookup returns the window called name.
 func (ws Windows) Lookup(name string) (Window, bool) {
-	for _, set := range [][]Window{ws.Train, ws.Test} {
-		for _, w := range set {
+	for _, s := range ws.splits() {
+		for _, w := range s.set {
 			if w.Name == name {
 				return w, true
 			}
@@ -104,24 +124,31 @@ func (ws Windows) Lookup(name string) (Window, bool) {
 }
 
 // Split cuts [0, span) into consecutive windows of the given length (a last
-// partial window is dropped) and makes the last test of them the test set,
-// named test-0, test-1, ...; the earlier ones are train-0, train-1, ....
-// Testing on the latest windows keeps the future out of training.
-func Split(span, length sim.Time, test int) (Windows, error) {
+// partial window is dropped): the last test of them are the test set (test-0,
+// test-1, ...), the val before those the validation set (val-0, ...), and the
+// earlier ones the training set (train-0, ...). Validating and testing on
+// the latest windows keeps the future out of training, and the test windows
+// out of checkpoint selection.
+func Split(span, length sim.Time, val, test int) (Windows, error) {
 	if length <= 0 {
 		return Windows{}, fmt.Errorf("split: window length %s must be positive", length)
 	}
 	n := int(span / length)
-	if test < 1 || n < test+1 {
-		return Windows{}, fmt.Errorf("split: span %s holds %d windows of %s, need at least %d for %d test window(s) and one training window", span, n, length, test+1, test)
+	if test < 1 || val < 1 || n < test+val+1 {
+		return Windows{}, fmt.Errorf("split: span %s holds %d windows of %s, need at least %d for %d test, %d validation and one training window",
+			span, n, length, test+val+1, test, val)
 	}
 	var ws Windows
 	for i := range n {
 		w := Window{From: sim.Time(i) * length, To: sim.Time(i+1) * length}
-		if i < n-test {
+		switch {
+		case i < n-test-val:
 			w.Name = "train-" + strconv.Itoa(i)
 			ws.Train = append(ws.Train, w)
-		} else {
+		case i < n-test:
+			w.Name = "val-" + strconv.Itoa(i-(n-test-val))
+			ws.Val = append(ws.Val, w)
+		default:
 			w.Name = "test-" + strconv.Itoa(i-(n-test))
 			ws.Test = append(ws.Test, w)
 		}
@@ -132,21 +159,23 @@ func Split(span, length sim.Time, test int) (Windows, error) {
 // Day is 24 hours of trace time.
 const Day = 24 * sim.Hour
 
-// DefaultWindows is the split used when a window is named train-i or test-i:
-// whole days when the trace spans at least two days (the full trace gives
-// train-0..train-5 and test-0, test-1), otherwise whole hours; a quarter of
-// the windows (at least one) are test windows.
+// DefaultWindows is the split used when a window is named train-i, val-i or
+// test-i: whole days when the trace spans at least four days (the full
+// 8-day trace gives train-0..train-4, val-0 and test-0, test-1), otherwise
+// whole hours (a 2-day trace: 30 training, 6 validation and 12 test hours);
+// a quarter of the windows (at least one) are test windows and an eighth
+// (at least one) validation windows.
 //
 // The span is first rounded up to a whole hour, since the last time stamp of
 // a trace falls just short of its nominal end.
 func DefaultWindows(span sim.Time) (Windows, error) {
 	span = (span + sim.Hour - 1) / sim.Hour * sim.Hour
 	length := Day
-	if span < 2*Day {
+	if span < 4*Day {
 		length = sim.Hour
 	}
 	n := int(span / length)
-	return Split(span, length, max(1, n/4))
+	return Split(span, length, max(1, n/8), max(1, n/4))
 }
 
 // ParseWindow parses a window written as
@@ -168,7 +197,7 @@ func ParseWindow(spec string) (Window, error) {
 	}
 	a, b, ok := strings.Cut(s, "-")
 	if !ok {
-		return Window{}, fmt.Errorf("window %q: want all, dayN, train-N, test-N or FROM-TO", spec)
+		return Window{}, fmt.Errorf("window %q: want all, dayN, train-N, val-N, test-N or FROM-TO", spec)
 	}
 	from, err := parseTraceTime(a)
 	if err != nil {
@@ -203,10 +232,10 @@ func parseTraceTime(s string) (sim.Time, error) {
 }
 
 // ResolveWindow turns a window name into a window of the converted trace in
-// dir: train-N and test-N come from DefaultWindows over the trace span in the
+// dir: train-N, val-N and test-N come from DefaultWindows over the trace span in the
 // manifest; other forms are as in ParseWindow.
 func ResolveWindow(dir, spec string) (Window, error) {
-	if strings.HasPrefix(spec, "train-") || strings.HasPrefix(spec, "test-") {
+	if strings.HasPrefix(spec, "train-") || strings.HasPrefix(spec, "val-") || strings.HasPrefix(spec, "test-") {
 		m, err := ReadManifest(dir)
 		if err != nil {
 			return Window{}, fmt.Errorf("window %q needs the trace span: %w", spec, err)
@@ -217,7 +246,8 @@ func ResolveWindow(dir, spec string) (Window, error) {
 		}
 		w, ok := ws.Lookup(spec)
 		if !ok {
-			return Window{}, fmt.Errorf("window %q: the trace has %d training and %d test windows", spec, len(ws.Train), len(ws.Test))
+			return Window{}, fmt.Errorf("window %q: the trace has %d training, %d validation and %d test windows",
+				spec, len(ws.Train), len(ws.Val), len(ws.Test))
 		}
 		return w, nil
 	}

@@ -29,6 +29,10 @@ func TestWindowsValidate(t *testing.T) {
 		{"no name", Windows{Train: []Window{{"", 0, h}}}, false, "no name"},
 		{"inverted", Windows{Test: []Window{{"b", 2 * h, h}}}, false, "end must be after start"},
 		{"negative start", Windows{Test: []Window{{"b", -h, h}}}, false, "negative start"},
+		{"three disjoint splits", Windows{Train: []Window{{"a", 0, h}}, Val: []Window{{"v", h, 2 * h}}, Test: []Window{{"b", 2 * h, 3 * h}}}, false, ""},
+		{"validation overlaps test", Windows{Val: []Window{{"v", 0, 2 * h}}, Test: []Window{{"b", h, 3 * h}}}, true, "validation v"},
+		{"train overlaps validation", Windows{Train: []Window{{"a", 0, 2 * h}}, Val: []Window{{"v", h, 3 * h}}}, true, "train a"},
+		{"name shared by validation and test", Windows{Val: []Window{{"x", 0, h}}, Test: []Window{{"x", 2 * h, 3 * h}}}, false, "used twice"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -45,21 +49,27 @@ func TestWindowsValidate(t *testing.T) {
 
 func TestSplit(t *testing.T) {
 	d := Day
+	h := sim.Hour
 	cases := []struct {
-		name  string
-		span  sim.Time
-		train []Window
-		test  []Window
+		name              string
+		span              sim.Time
+		train, val, test  []Window
+		nTrain, nVal, nTe int // counts, when the windows are not listed
 	}{
-		// the full trace: 8 days, a quarter (2) for test
-		{"full trace", 691200 * sim.Second,
-			[]Window{{"train-0", 0, d}, {"train-1", d, 2 * d}, {"train-2", 2 * d, 3 * d}, {"train-3", 3 * d, 4 * d}, {"train-4", 4 * d, 5 * d}, {"train-5", 5 * d, 6 * d}},
-			[]Window{{"test-0", 6 * d, 7 * d}, {"test-1", 7 * d, 8 * d}}},
-		// the default synthetic trace: last stamp just under 48 h rounds up
-		// to two days
-		{"two days", 172790 * sim.Second, []Window{{"train-0", 0, d}}, []Window{{"test-0", d, 2 * d}}},
-		// under two days: hours; 36 h gives 27 train and 9 test hours
-		{"36 hours", 36 * sim.Hour, nil, nil},
+		// the full trace: 8 days; a quarter (2) for test, an eighth (1) for
+		// validation, the 5 first days for training
+		{name: "full trace", span: 691200 * sim.Second,
+			train: []Window{{"train-0", 0, d}, {"train-1", d, 2 * d}, {"train-2", 2 * d, 3 * d}, {"train-3", 3 * d, 4 * d}, {"train-4", 4 * d, 5 * d}},
+			val:   []Window{{"val-0", 5 * d, 6 * d}},
+			test:  []Window{{"test-0", 6 * d, 7 * d}, {"test-1", 7 * d, 8 * d}}},
+		// the default synthetic trace: the last stamp just under 48 h rounds
+		// up to two days, too few for three splits of days: 48 hours, 48/4 =
+		// 12 test, 48/8 = 6 validation, 30 training hours
+		{name: "two days", span: 172790 * sim.Second, nTrain: 30, nVal: 6, nTe: 12},
+		// 36 h: 36/4 = 9 test, 36/8 = 4 validation, 23 training hours
+		{name: "36 hours", span: 36 * h, nTrain: 23, nVal: 4, nTe: 9},
+		// 3 h: one window each
+		{name: "3 hours", span: 3 * h, train: []Window{{"train-0", 0, h}}, val: []Window{{"val-0", h, 2 * h}}, test: []Window{{"test-0", 2 * h, 3 * h}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,18 +78,23 @@ func TestSplit(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.train == nil {
-				if len(ws.Train) != 27 || len(ws.Test) != 9 || ws.Test[8] != (Window{"test-8", 35 * sim.Hour, 36 * sim.Hour}) {
-					t.Errorf("%d train, %d test windows, last %v; want 27, 9, test-8 [35h, 36h)", len(ws.Train), len(ws.Test), ws.Test[len(ws.Test)-1])
+				if len(ws.Train) != tc.nTrain || len(ws.Val) != tc.nVal || len(ws.Test) != tc.nTe {
+					t.Fatalf("%d train, %d validation, %d test windows; want %d, %d, %d", len(ws.Train), len(ws.Val), len(ws.Test), tc.nTrain, tc.nVal, tc.nTe)
+				}
+				// contiguous and in time order: train, then validation, then test
+				last := ws.Test[len(ws.Test)-1]
+				if ws.Val[0].From != ws.Train[len(ws.Train)-1].To || ws.Test[0].From != ws.Val[len(ws.Val)-1].To || last.To != sim.Time(tc.nTrain+tc.nVal+tc.nTe)*h {
+					t.Errorf("splits not contiguous: %v / %v / %v", ws.Train, ws.Val, ws.Test)
 				}
 				return
 			}
-			if !reflect.DeepEqual(ws.Train, tc.train) || !reflect.DeepEqual(ws.Test, tc.test) {
-				t.Errorf("windows %v / %v; want %v / %v", ws.Train, ws.Test, tc.train, tc.test)
+			if !reflect.DeepEqual(ws.Train, tc.train) || !reflect.DeepEqual(ws.Val, tc.val) || !reflect.DeepEqual(ws.Test, tc.test) {
+				t.Errorf("windows %v / %v / %v; want %v / %v / %v", ws.Train, ws.Val, ws.Test, tc.train, tc.val, tc.test)
 			}
 		})
 	}
-	if _, err := Split(sim.Hour, sim.Hour, 1); err == nil {
-		t.Error("split of one window into train and test succeeded")
+	if _, err := Split(2*sim.Hour, sim.Hour, 1, 1); err == nil {
+		t.Error("split of two windows into train, validation and test succeeded")
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/kubesim/kubesim/sim"
 )
 
 func TestEnsureDefault(t *testing.T) {
@@ -34,20 +36,21 @@ func TestEnsureDefault(t *testing.T) {
 	if !again.ModTime().Equal(info.ModTime()) {
 		t.Error("EnsureDefault rewrote a complete trace")
 	}
-	// the default trace spans two days: test-0 is the second
+	// the default trace spans two days, split into hours: 30 training, 6
+	// validation and 12 test hours, so test-0 is the 37th hour
 	w, err := ResolveWindow(dir, "test-0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w != (Window{Name: "test-0", From: Day, To: 2 * Day}) {
-		t.Errorf("test-0 = %v; want [24h, 48h)", w)
+	if w != (Window{Name: "test-0", From: 36 * sim.Hour, To: 37 * sim.Hour}) {
+		t.Errorf("test-0 = %v; want [36h, 37h)", w)
 	}
 	wl, err := Load(dir, LoadOptions{Window: w, Machines: 20, DAG: true, LoadFactor: 1.5, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(wl.Nodes) == 0 || len(wl.Pods) == 0 || wl.End != Day {
-		t.Errorf("%d nodes, %d pods, end %s; want some nodes and pods over one day", len(wl.Nodes), len(wl.Pods), wl.End)
+	if len(wl.Nodes) == 0 || len(wl.Pods) == 0 || wl.End != sim.Hour {
+		t.Errorf("%d nodes, %d pods, end %s; want some nodes and pods over one hour", len(wl.Nodes), len(wl.Pods), wl.End)
 	}
 	// a missing table file makes the trace incomplete: it is regenerated
 	if err := os.Remove(filepath.Join(dir, BatchTask+".arrow")); err != nil {

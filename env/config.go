@@ -72,6 +72,15 @@ type Reference struct {
 	Mem int64 `yaml:"mem_mib" json:"mem_mib"`
 }
 
+// NodeTemplate is the node that the autoscaler adds (its YAML keys). Zero
+// fields are taken from the episode's workload: the most common shape of its
+// initial nodes (on a trace, the trace's machines), else the Reference node.
+type NodeTemplate struct {
+	CPU     int64 `yaml:"cpu_millicores" json:"cpu_millicores"`
+	Mem     int64 `yaml:"mem_mib" json:"mem_mib"`
+	MaxPods int32 `yaml:"max_pods" json:"max_pods"`
+}
+
 // Config is everything an Env needs. Start from DefaultConfig; Validate
 // reports the first bad value by its YAML key.
 type Config struct {
@@ -99,9 +108,11 @@ type Config struct {
 	ForcedSteps bool `yaml:"forced_steps" json:"forced_steps"`
 	// Workload is the built-in synthetic source, used when New gets no Source.
 	Workload Synthetic `yaml:"workload" json:"workload"`
+	// NodeTemplate is the autoscaler's node (see NodeTemplate).
+	NodeTemplate NodeTemplate `yaml:"node_template" json:"node_template"`
 	// Sim configures the simulator. Its Seed is ignored: each episode draws
-	// one from the environment's seed. When Sim.Autoscaler.Template has no
-	// name, the template is the Reference node.
+	// one from the environment's seed. Its autoscaler's template comes from
+	// NodeTemplate.
 	Sim sim.Config `yaml:"sim" json:"sim"`
 }
 
@@ -174,6 +185,12 @@ func (c *Config) Validate() error {
 		return bad("autoscale_min_factor", c.ScaleMin, "must be 0 (off) or in (0, 1]")
 	case c.ScaleMax != 0 && !(c.ScaleMax >= 1 && c.ScaleMax <= 100):
 		return bad("autoscale_max_factor", c.ScaleMax, "must be 0 (off) or in [1, 100]")
+	case c.NodeTemplate.CPU < 0:
+		return bad("node_template.cpu_millicores", c.NodeTemplate.CPU, "must not be negative")
+	case c.NodeTemplate.Mem < 0:
+		return bad("node_template.mem_mib", c.NodeTemplate.Mem, "must not be negative")
+	case c.NodeTemplate.MaxPods < 0:
+		return bad("node_template.max_pods", c.NodeTemplate.MaxPods, "must not be negative")
 	}
 	if err := c.Workload.Validate(); err != nil {
 		return fmt.Errorf("%w: workload: %w", ErrConfig, err)
@@ -190,21 +207,28 @@ func (c *Config) Validate() error {
 }
 
 // SimConfig is the simulator configuration of an episode that starts with
-// n nodes, under the given seed.
+// n nodes, under the given seed, with the autoscaler template built from
+// NodeTemplate alone (the Reference node where it is zero).
 func (c *Config) SimConfig(n int, seed uint64) sim.Config {
+	return c.WorkloadConfig(&sim.Workload{Nodes: make([]sim.NodeSpec, 0, n)}, n, seed)
+}
+
+// EpisodeConfig is the simulator configuration for replaying w under seed:
+// the autoscaler's bounds follow w's initial node count, and the zero
+// fields of NodeTemplate come from w's most common node shape.
+func (c *Config) EpisodeConfig(w *sim.Workload, seed uint64) sim.Config {
+	return c.WorkloadConfig(w, len(w.Nodes), seed)
+}
+
+// WorkloadConfig is EpisodeConfig with the autoscaler sized for n nodes.
+func (c *Config) WorkloadConfig(w *sim.Workload, n int, seed uint64) sim.Config {
 	s := c.Sim
 	s.Seed = seed
 	a := &s.Autoscaler
 	if !a.Enabled {
 		return s
 	}
-	if a.Template.Name == "" {
-		a.Template = sim.NodeSpec{
-			Name:        "autoscaled",
-			Allocatable: sim.Resources{CPU: c.Reference.CPU, Mem: c.Reference.Mem},
-			MaxPods:     sim.DefaultMaxPods,
-		}
-	}
+	a.Template = c.template(w)
 	if c.ScaleMin > 0 {
 		a.MinNodes = int(math.Floor(c.ScaleMin * float64(n)))
 	}
@@ -212,4 +236,52 @@ func (c *Config) SimConfig(n int, seed uint64) sim.Config {
 		a.MaxNodes = int(math.Ceil(c.ScaleMax * float64(n)))
 	}
 	return s
+}
+
+// template is the autoscaler's node for workload w.
+func (c *Config) template(w *sim.Workload) sim.NodeSpec {
+	t := sim.NodeSpec{
+		Name:        "autoscaled",
+		Allocatable: sim.Resources{CPU: c.Reference.CPU, Mem: c.Reference.Mem},
+		MaxPods:     sim.DefaultMaxPods,
+	}
+	if shape, ok := CommonShape(w.Nodes); ok {
+		t.Allocatable, t.MaxPods = shape.Allocatable, shape.MaxPods
+	}
+	if c.NodeTemplate.CPU > 0 {
+		t.Allocatable.CPU = c.NodeTemplate.CPU
+	}
+	if c.NodeTemplate.Mem > 0 {
+		t.Allocatable.Mem = c.NodeTemplate.Mem
+	}
+	if c.NodeTemplate.MaxPods > 0 {
+		t.MaxPods = c.NodeTemplate.MaxPods
+	}
+	if t.MaxPods == 0 {
+		t.MaxPods = sim.DefaultMaxPods
+	}
+	return t
+}
+
+// CommonShape returns the most common (allocatable, pod limit) of nodes,
+// ties going to the shape that reaches the count first; false when nodes is
+// empty.
+func CommonShape(nodes []sim.NodeSpec) (sim.NodeSpec, bool) {
+	type shape struct {
+		a sim.Resources
+		p int32
+	}
+	count := make(map[shape]int, 4)
+	best, bestN := -1, 0
+	for i := range nodes {
+		k := shape{nodes[i].Allocatable, nodes[i].MaxPods}
+		count[k]++
+		if count[k] > bestN {
+			best, bestN = i, count[k]
+		}
+	}
+	if best < 0 {
+		return sim.NodeSpec{}, false
+	}
+	return sim.NodeSpec{Allocatable: nodes[best].Allocatable, MaxPods: nodes[best].MaxPods}, true
 }

@@ -136,7 +136,7 @@ func (e *Env) start() (Obs, Info, error) {
 		if size == 0 {
 			size = n
 		}
-		eng, err := sim.New(w, e.cfg.SimConfig(size, e.rng.Uint64()))
+		eng, err := sim.New(w, e.cfg.WorkloadConfig(w, size, e.rng.Uint64()))
 		if err != nil {
 			return Obs{}, Info{}, fmt.Errorf("env: new episode of %d nodes: %w", n, err)
 		}

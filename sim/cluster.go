@@ -68,6 +68,7 @@ type Pod struct {
 	boundAt      Time // first bind
 	startedAt    Time
 	everBound    bool
+	warm         bool // placed by the warm start (Workload.Initial)
 	unschedAt    Time // since when the pod fits nowhere in this pending spell; -1 if not
 	backoff      Time
 	retryAt      Time // backoff expiry while pending

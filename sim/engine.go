@@ -156,18 +156,21 @@ func New(w *Workload, cfg Config) (*Engine, error) {
 	}
 	for i := range w.Pods {
 		e.pods[i] = Pod{Spec: &w.Pods[i], ID: PodID(i), Node: -1, unschedAt: -1, waitingDeps: waiting[i]}
-		if waiting[i] == 0 {
+	}
+	e.typical = typicalPod(w.Pods, cfg.StrandedQuantile)
+
+	for i := range w.Nodes {
+		e.addNode(w.Nodes[i])
+	}
+	e.warmStart()
+	for i := range w.Pods {
+		if waiting[i] == 0 && !e.pods[i].warm {
 			e.arrivals = append(e.arrivals, int32(i))
 		}
 	}
 	slices.SortStableFunc(e.arrivals, func(a, b int32) int {
 		return cmp.Compare(w.Pods[a].Arrival, w.Pods[b].Arrival)
 	})
-	e.typical = typicalPod(w.Pods, cfg.StrandedQuantile)
-
-	for i := range w.Nodes {
-		e.addNode(w.Nodes[i])
-	}
 	for i := range w.Events {
 		ev := &w.Events[i]
 		k := evMachineAdd

@@ -1,11 +1,11 @@
 package sim
 
-import (
-	"math"
-)
+import "math"
 
-// bind places p on the node at slot i. The caller has checked feasibility.
-func (e *Engine) bind(p *Pod, i int) {
+// place records p as bound to the node at slot i: the node's requests and
+// pod list, the pod's state. The caller has checked feasibility; bind and
+// warmStart add the rest.
+func (e *Engine) place(p *Pod, i int) {
 	n := &e.c.nodes[i]
 	n.Requested = n.Requested.Add(p.Spec.Requests)
 	n.Pods++
@@ -16,8 +16,14 @@ func (e *Engine) bind(p *Pod, i int) {
 	p.Node = n.ID
 	p.unschedAt = -1
 	p.backoff = e.cfg.BackoffInitial
-	e.pending--
 	e.maxFreeDirty = true
+}
+
+// bind places a pending p on the node at slot i and schedules its start
+// after the startup latency. The caller has checked feasibility.
+func (e *Engine) bind(p *Pod, i int) {
+	e.place(p, i)
+	e.pending--
 	e.counters.Binds++
 	if !p.everBound {
 		p.everBound = true
@@ -30,6 +36,33 @@ func (e *Engine) bind(p *Pod, i int) {
 	}
 	p.epoch++
 	e.push(event{at: e.c.now + max(lat, 0), kind: evStart, pod: int32(p.ID), epoch: p.epoch})
+}
+
+// warmStart applies Workload.Initial at time 0, before any arrival: each
+// listed pod that passes the filters on its node (Feasible: requests, pod
+// limit, NoSchedule/NoExecute taints, required affinity, against the
+// placements applied before it) is bound there and started at once, with no
+// startup latency and its usage profile from offset 0, since it was already
+// running. It counts as arrived at 0 and bound at 0, with no pending-latency
+// sample and no bind in Counters.Binds (no decision placed it). A pod that
+// fails the filters is left to arrive at its Arrival like any other. Nodes
+// are still in workload order here, so a placement's node index is its slot.
+func (e *Engine) warmStart() {
+	for _, pl := range e.w.Initial {
+		p := &e.pods[pl.Pod]
+		if !Feasible(&e.c.nodes[pl.Node], p.Spec) {
+			e.m.warmRejected++
+			continue
+		}
+		p.arrivedAt, p.QueuedAt = e.c.now, e.c.now
+		p.everBound, p.boundAt = true, e.c.now
+		p.warm = true
+		e.counters.Arrived++
+		e.m.warmPods++
+		e.place(p, int(pl.Node))
+		p.epoch++
+		e.start(p)
+	}
 }
 
 // effectiveUse is the pod's actual use at step k, capped by its limits (CPU

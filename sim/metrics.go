@@ -45,42 +45,46 @@ type Latency struct {
 // Result is the summary of a run. The JSON keys of the first block are the
 // ones `kubesim replay --json` promises; the rest are extra detail.
 type Result struct {
-	Scheduler            string   `json:"scheduler"`
-	Pods                 int64    `json:"pods"`
-	Unschedulable        int64    `json:"unschedulable"`
-	FragmentationMean    float64  `json:"fragmentation_mean"`
-	FragmentationAtPeak  float64  `json:"fragmentation_at_peak"`
-	StrandedCPU          float64  `json:"stranded_cpu"`
-	StrandedMem          float64  `json:"stranded_mem"`
-	NodeCPUVarMean       float64  `json:"node_cpu_var_mean"`
-	NodeCPUStdMean       float64  `json:"node_cpu_std_mean"`
-	PendingLatencyMeanMs float64  `json:"pending_latency_mean_ms"`
-	PendingLatencyP95Ms  float64  `json:"pending_latency_p95_ms"`
-	PendingLatencyP99Ms  float64  `json:"pending_latency_p99_ms"`
-	HighPrioPendingP95Ms float64  `json:"high_prio_pending_p95_ms"`
-	SLAViolationsPer1k   float64  `json:"sla_violations_per_1k"`
-	Evictions            int64    `json:"evictions"`
-	Preemptions          int64    `json:"preemptions"`
-	NodeHours            float64  `json:"node_hours"`
-	MeanCPUUtil          float64  `json:"mean_cpu_util"`
-	MeanMemUtil          float64  `json:"mean_mem_util"`
-	MeanCPUAlloc         float64  `json:"mean_cpu_alloc"`
-	MeanMemAlloc         float64  `json:"mean_mem_alloc"`
-	NodeCPUVarOffPeak    float64  `json:"node_cpu_var_off_peak"`
-	NodeCPUStdOffPeak    float64  `json:"node_cpu_std_off_peak"`
-	ViolationSeconds     float64  `json:"sla_violation_seconds"`
-	FailedAttempts       int64    `json:"failed_attempts"`
-	Drained              int64    `json:"drained"`
-	ScaleUps             int64    `json:"scale_ups"`
-	ScaleDowns           int64    `json:"scale_downs"`
-	NodesMin             int      `json:"nodes_min"`
-	NodesMax             int      `json:"nodes_max"`
-	PendingLatency       Latency  `json:"pending_latency"`
-	HighPrioLatency      Latency  `json:"high_prio_latency"`
-	LowPrioLatency       Latency  `json:"low_prio_latency"`
-	IgnoredMachineEvents int64    `json:"ignored_machine_events"`
-	SimulatedSeconds     float64  `json:"simulated_seconds"`
-	Samples              []Sample `json:"-"`
+	Scheduler            string  `json:"scheduler"`
+	Pods                 int64   `json:"pods"`
+	Unschedulable        int64   `json:"unschedulable"`
+	FragmentationMean    float64 `json:"fragmentation_mean"`
+	FragmentationAtPeak  float64 `json:"fragmentation_at_peak"`
+	StrandedCPU          float64 `json:"stranded_cpu"`
+	StrandedMem          float64 `json:"stranded_mem"`
+	NodeCPUVarMean       float64 `json:"node_cpu_var_mean"`
+	NodeCPUStdMean       float64 `json:"node_cpu_std_mean"`
+	PendingLatencyMeanMs float64 `json:"pending_latency_mean_ms"`
+	PendingLatencyP95Ms  float64 `json:"pending_latency_p95_ms"`
+	PendingLatencyP99Ms  float64 `json:"pending_latency_p99_ms"`
+	HighPrioPendingP95Ms float64 `json:"high_prio_pending_p95_ms"`
+	SLAViolationsPer1k   float64 `json:"sla_violations_per_1k"`
+	Evictions            int64   `json:"evictions"`
+	Preemptions          int64   `json:"preemptions"`
+	NodeHours            float64 `json:"node_hours"`
+	MeanCPUUtil          float64 `json:"mean_cpu_util"`
+	MeanMemUtil          float64 `json:"mean_mem_util"`
+	MeanCPUAlloc         float64 `json:"mean_cpu_alloc"`
+	MeanMemAlloc         float64 `json:"mean_mem_alloc"`
+	NodeCPUVarOffPeak    float64 `json:"node_cpu_var_off_peak"`
+	NodeCPUStdOffPeak    float64 `json:"node_cpu_std_off_peak"`
+	ViolationSeconds     float64 `json:"sla_violation_seconds"`
+	FailedAttempts       int64   `json:"failed_attempts"`
+	Drained              int64   `json:"drained"`
+	ScaleUps             int64   `json:"scale_ups"`
+	ScaleDowns           int64   `json:"scale_downs"`
+	NodesMin             int     `json:"nodes_min"`
+	NodesMax             int     `json:"nodes_max"`
+	PendingLatency       Latency `json:"pending_latency"`
+	HighPrioLatency      Latency `json:"high_prio_latency"`
+	LowPrioLatency       Latency `json:"low_prio_latency"`
+	IgnoredMachineEvents int64   `json:"ignored_machine_events"`
+	// WarmPods and WarmRejected count the warm start's placements
+	// (Workload.Initial) applied at time 0 and refused by the filters.
+	WarmPods         int64    `json:"warm_pods"`
+	WarmRejected     int64    `json:"warm_rejected"`
+	SimulatedSeconds float64  `json:"simulated_seconds"`
+	Samples          []Sample `json:"-"`
 }
 
 // metrics accumulates what the Result needs during a run.
@@ -91,6 +95,8 @@ type metrics struct {
 	violationMs   int64
 	violatedPods  int64
 	ignoredEvents int64
+	warmPods      int64 // Workload.Initial placements applied
+	warmRejected  int64 // Workload.Initial placements that failed the filters
 }
 
 func (m *metrics) init(pods int) {
@@ -181,6 +187,8 @@ func (e *Engine) Result() *Result {
 		ScaleUps:             c.ScaleUps,
 		ScaleDowns:           c.ScaleDowns,
 		IgnoredMachineEvents: m.ignoredEvents,
+		WarmPods:             m.warmPods,
+		WarmRejected:         m.warmRejected,
 		SimulatedSeconds:     e.c.now.Seconds(),
 		Samples:              m.samples,
 	}

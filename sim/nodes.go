@@ -1,8 +1,6 @@
 package sim
 
-import (
-	"slices"
-)
+import "slices"
 
 // nodeState is the engine's bookkeeping for a node, indexed by NodeID.
 type nodeState struct {

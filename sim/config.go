@@ -33,6 +33,13 @@ type Config struct {
 	// OffPeakFraction: a sample is off-peak when its cluster CPU utilisation is
 	// at most this fraction of the run's highest sampled utilisation.
 	OffPeakFraction float64 `yaml:"off_peak_fraction" json:"off_peak_fraction"`
+	// WarmUp is simulated but excluded from every metric: samples before it
+	// are not used, pods that arrive before it count nowhere (pods, latency,
+	// SLA, unschedulable), and node-hours and the counters in Result
+	// (evictions, preemptions, failed attempts, drained, scale-ups and
+	// -downs, ignored machine events) count from it on. Zero measures the
+	// whole run.
+	WarmUp Time `yaml:"warm_up_ms" json:"warm_up_ms"`
 	// Autoscaler configures the cluster-autoscaler model.
 	Autoscaler AutoscalerConfig `yaml:"autoscaler" json:"autoscaler"`
 }
@@ -112,6 +119,8 @@ func (c *Config) Validate() error {
 		return bad("backoff_max_ms", c.BackoffMax, "must be at least backoff_initial_ms")
 	case !(c.StrandedQuantile >= 0 && c.StrandedQuantile <= 1):
 		return bad("stranded_quantile", c.StrandedQuantile, "must be in [0, 1]")
+	case c.WarmUp < 0:
+		return bad("warm_up_ms", c.WarmUp, "must not be negative")
 	case !(c.OffPeakFraction >= 0 && c.OffPeakFraction <= 1):
 		return bad("off_peak_fraction", c.OffPeakFraction, "must be in [0, 1]")
 	}

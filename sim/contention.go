@@ -81,7 +81,9 @@ func (e *Engine) endViolation(p *Pod) {
 		return
 	}
 	p.violating = false
-	e.m.violationMs += int64(e.c.now - p.violatedAt)
+	if e.measured(p) {
+		e.m.violationMs += int64(e.c.now - p.violatedAt)
+	}
 }
 
 // markViolation counts an SLA violation of a high-priority pod.
@@ -89,6 +91,8 @@ func (e *Engine) markViolation(p *Pod) {
 	e.counters.Violations++
 	if !p.everViolated {
 		p.everViolated = true
-		e.m.violatedPods++
+		if e.measured(p) {
+			e.m.violatedPods++
+		}
 	}
 }

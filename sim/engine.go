@@ -132,6 +132,9 @@ func New(w *Workload, cfg Config) (*Engine, error) {
 		nodeByName: make(map[string]NodeID, len(w.Nodes)),
 	}
 	e.c.domains = [2]map[string]int32{{}, {}}
+	if cfg.WarmUp == 0 {
+		e.m.warmedUp = true // counters count from 0
+	}
 	e.active.less = podBefore(e.pods)
 	e.m.init(len(w.Pods))
 
@@ -348,12 +351,32 @@ func (e *Engine) drainNow() {
 	}
 }
 
+// advance moves the clock to t, integrating the node count from the end of
+// the warm-up on. Crossing the end of the warm-up snapshots the counters
+// before anything at t happens, so that Result counts from there on.
 func (e *Engine) advance(t Time) {
-	if t > e.c.now {
-		e.m.nodeMs += int64(len(e.c.nodes)) * int64(t-e.c.now)
-		e.c.now = t
+	if t <= e.c.now {
+		return
 	}
+	if !e.m.warmedUp && t >= e.cfg.WarmUp {
+		e.endWarmUp()
+	}
+	if from := max(e.c.now, e.cfg.WarmUp); t > from {
+		e.m.nodeMs += int64(len(e.c.nodes)) * int64(t-from)
+	}
+	e.c.now = t
 }
+
+// endWarmUp snapshots the counters at the end of the warm-up.
+func (e *Engine) endWarmUp() {
+	e.m.warmedUp = true
+	e.m.base = e.counters
+	e.m.ignoredBase = e.m.ignoredEvents
+}
+
+// measured reports whether p counts in the metrics: it arrived at or after
+// the end of the warm-up.
+func (e *Engine) measured(p *Pod) bool { return p.arrivedAt >= e.cfg.WarmUp }
 
 func (e *Engine) handle(ev event) {
 	switch ev.kind {

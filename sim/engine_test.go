@@ -490,6 +490,7 @@ func TestRejectsBadInput(t *testing.T) {
 		{"duplicate node", Workload{Nodes: []NodeSpec{node("n", 1, 1), node("n", 1, 1)}}, nil},
 		{"dependency out of range", Workload{Pods: []PodSpec{{Name: "p", After: []int32{3}}}}, nil},
 		{"zero sample interval", Workload{}, func(c *Config) { c.SampleInterval = 0 }},
+		{"negative warm-up", Workload{}, func(c *Config) { c.WarmUp = -1 }},
 		{"max below min", Workload{}, func(c *Config) {
 			c.Autoscaler.Enabled = true
 			c.Autoscaler.Template = node("t", 1, 1)

@@ -28,7 +28,9 @@ func (e *Engine) bind(p *Pod, i int) {
 	if !p.everBound {
 		p.everBound = true
 		p.boundAt = e.c.now
-		e.m.addLatency(p.Spec.Priority, e.c.now-p.arrivedAt)
+		if e.measured(p) {
+			e.m.addLatency(p.Spec.Priority, e.c.now-p.arrivedAt)
+		}
 	}
 	lat := e.cfg.StartupBase
 	if e.cfg.StartupNoise > 0 {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -95,8 +96,11 @@ type metrics struct {
 	violationMs   int64
 	violatedPods  int64
 	ignoredEvents int64
-	warmPods      int64 // Workload.Initial placements applied
-	warmRejected  int64 // Workload.Initial placements that failed the filters
+	warmPods      int64    // Workload.Initial placements applied
+	warmRejected  int64    // Workload.Initial placements that failed the filters
+	warmedUp      bool     // the warm-up is over (base holds the counters at its end)
+	base          Counters // counters at the end of the warm-up
+	ignoredBase   int64    // ignoredEvents at the end of the warm-up
 }
 
 func (m *metrics) init(pods int) {
@@ -174,30 +178,46 @@ func (e *Engine) Samples() []Sample { return e.m.samples }
 // earlier it summarises the run so far.
 func (e *Engine) Result() *Result {
 	m := &e.m
-	c := e.counters
+	// Counters count from the end of the warm-up: the difference from their
+	// snapshot there (everything, if the run ended before it).
+	c, base, ignored := e.counters, m.base, m.ignoredEvents-m.ignoredBase
+	if !m.warmedUp {
+		base, ignored = c, 0
+	}
+	samples := m.samples
+	if k, _ := slices.BinarySearchFunc(samples, e.cfg.WarmUp, func(s Sample, t Time) int { return cmp.Compare(s.At, t) }); k > 0 {
+		samples = samples[k:]
+	}
+	var unsched int64
+	for i := range e.pods {
+		p := &e.pods[i]
+		if p.State == Pending && e.measured(p) {
+			unsched++
+		}
+	}
 	r := &Result{
-		Pods:                 c.Arrived,
-		Unschedulable:        int64(e.pending),
-		Evictions:            c.Evictions,
-		Preemptions:          c.Preemptions,
+		Pods:                 c.Arrived - base.Arrived,
+		Unschedulable:        unsched,
+		Evictions:            c.Evictions - base.Evictions,
+		Preemptions:          c.Preemptions - base.Preemptions,
 		NodeHours:            float64(m.nodeMs) / float64(Hour),
 		ViolationSeconds:     float64(m.violationMs) / float64(Second),
-		FailedAttempts:       c.Unschedulable + c.Invalid,
-		Drained:              c.Drained,
-		ScaleUps:             c.ScaleUps,
-		ScaleDowns:           c.ScaleDowns,
-		IgnoredMachineEvents: m.ignoredEvents,
+		FailedAttempts:       c.Unschedulable + c.Invalid - base.Unschedulable - base.Invalid,
+		Drained:              c.Drained - base.Drained,
+		ScaleUps:             c.ScaleUps - base.ScaleUps,
+		ScaleDowns:           c.ScaleDowns - base.ScaleDowns,
+		IgnoredMachineEvents: ignored,
 		WarmPods:             m.warmPods,
 		WarmRejected:         m.warmRejected,
 		SimulatedSeconds:     e.c.now.Seconds(),
-		Samples:              m.samples,
+		Samples:              samples,
 	}
-	if c.Arrived > 0 {
-		r.SLAViolationsPer1k = 1000 * float64(m.violatedPods) / float64(c.Arrived)
+	if r.Pods > 0 {
+		r.SLAViolationsPer1k = 1000 * float64(m.violatedPods) / float64(r.Pods)
 	}
 	var peak, peakUtil float64 = -1, 0
 	r.NodesMin = math.MaxInt
-	for _, s := range m.samples {
+	for _, s := range samples {
 		r.FragmentationMean += s.Fragmentation
 		r.StrandedCPU += s.StrandedCPU
 		r.StrandedMem += s.StrandedMem
@@ -215,7 +235,7 @@ func (e *Engine) Result() *Result {
 		r.NodesMin = min(r.NodesMin, s.Nodes)
 		r.NodesMax = max(r.NodesMax, s.Nodes)
 	}
-	if k := float64(len(m.samples)); k > 0 {
+	if k := float64(len(samples)); k > 0 {
 		for _, f := range []*float64{&r.FragmentationMean, &r.StrandedCPU, &r.StrandedMem, &r.NodeCPUVarMean,
 			&r.NodeCPUStdMean, &r.MeanCPUUtil, &r.MeanMemUtil, &r.MeanCPUAlloc, &r.MeanMemAlloc} {
 			*f /= k
@@ -224,7 +244,7 @@ func (e *Engine) Result() *Result {
 		r.NodesMin = 0
 	}
 	var off int
-	for _, s := range m.samples {
+	for _, s := range samples {
 		if s.CPUUtil <= e.cfg.OffPeakFraction*peakUtil {
 			r.NodeCPUVarOffPeak += s.NodeCPUVar
 			r.NodeCPUStdOffPeak += s.NodeCPUStd

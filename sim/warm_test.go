@@ -138,3 +138,110 @@ func TestWarmStartDeterminism(t *testing.T) {
 		t.Errorf("same seed, different results:\n%+v\n%+v", a, b)
 	}
 }
+
+// TestWarmUp replays one 4000m node for 60 s (no startup latency, a sample
+// every 4 s) with and without a 10 s warm-up:
+//   - a (high, 3000m, uses 5000m) runs 0-30 s, throttled the whole time.
+//   - b (2000m) arrives at 5 s, fails (1000m free), binds at 30 s when a
+//     ends: 25000 ms; it runs 30-40 s.
+//   - c (high, 1000m) arrives at 13 s, binds at once and runs 13-18 s,
+//     throttled by a's overload: 5 s of violation.
+//   - d (1500m) arrives at 15 s, fails (c and a hold 4000m; after c leaves
+//     at 18 s 1000m is free, still too little), binds at 30 s after b:
+//     15000 ms; it runs 30-35 s.
+//   - machine removals of an unknown node at 3 s and 20 s are ignored.
+//
+// Requested CPU by sample: 4, 8, 12 s: 3000; 16 s: 4000; 20, 24, 28 s: 3000;
+// 32 s: 3500; 36 s: 2000; 40-60 s (six samples): 0.
+// With the warm-up, a and b (arrived before 10 s), the 5 s failure, the 3 s
+// removal and the samples at 4 and 8 s are left out, and node-hours count
+// 50 s.
+func TestWarmUp(t *testing.T) {
+	a := pod("a", 0, 3000, 512, 30*Second)
+	a.Priority = High
+	a.Usage = []UsagePoint{{Use: Resources{CPU: 5000, Mem: 512}}}
+	c := pod("c", 13*Second, 1000, 512, 5*Second)
+	c.Priority = High
+	w := &Workload{
+		Nodes: []NodeSpec{node("n", 4000, 4096)},
+		Pods:  []PodSpec{a, pod("b", 5*Second, 2000, 512, 10*Second), c, pod("d", 15*Second, 1500, 512, 5*Second)},
+		Events: []MachineEvent{
+			{At: 3 * Second, Kind: MachineRemove, Node: NodeSpec{Name: "missing"}},
+			{At: 20 * Second, Kind: MachineRemove, Node: NodeSpec{Name: "missing"}},
+		},
+		End: 60 * Second,
+	}
+	cases := []struct {
+		name                 string
+		warmUp               Time
+		pods, failed, ignore int64
+		samples              int
+		latency              Latency
+		allocMean            float64
+		nodeHours            float64
+		slaPer1k, violSec    float64
+	}{
+		{
+			// Latencies 0 (a), 25000 (b), 0 (c), 15000 (d); violated a and c
+			// of 4 pods, 30+5 s; 15 samples summing 27500m of 4000m each.
+			name: "none", warmUp: 0, pods: 4, failed: 2, ignore: 2, samples: 15,
+			latency:   Latency{Count: 4, Mean: 10000, P50: 0, P95: 25000, P99: 25000},
+			allocMean: 27500.0 / 4000 / 15, nodeHours: 60.0 / 3600, slaPer1k: 500, violSec: 35,
+		},
+		{
+			// Latencies 0 (c) and 15000 (d); violated c of 2 pods, 5 s; 13
+			// samples summing 21500m.
+			name: "10s", warmUp: 10 * Second, pods: 2, failed: 1, ignore: 1, samples: 13,
+			latency:   Latency{Count: 2, Mean: 7500, P50: 0, P95: 15000, P99: 15000},
+			allocMean: 21500.0 / 4000 / 13, nodeHours: 50.0 / 3600, slaPer1k: 500, violSec: 5,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := quietConfig(0)
+			cfg.SampleInterval = 4 * Second
+			cfg.WarmUp = tc.warmUp
+			_, r := mustRun(t, w, cfg, scripted{})
+			if r.Pods != tc.pods || r.FailedAttempts != tc.failed || r.IgnoredMachineEvents != tc.ignore || len(r.Samples) != tc.samples {
+				t.Errorf("pods %d, failed %d, ignored %d, samples %d; want %d, %d, %d, %d",
+					r.Pods, r.FailedAttempts, r.IgnoredMachineEvents, len(r.Samples), tc.pods, tc.failed, tc.ignore, tc.samples)
+			}
+			if r.PendingLatency != tc.latency {
+				t.Errorf("latency %+v; want %+v", r.PendingLatency, tc.latency)
+			}
+			for _, f := range []struct {
+				name      string
+				got, want float64
+			}{
+				{"mean cpu alloc", r.MeanCPUAlloc, tc.allocMean},
+				{"node hours", r.NodeHours, tc.nodeHours},
+				{"sla per 1k", r.SLAViolationsPer1k, tc.slaPer1k},
+				{"violation seconds", r.ViolationSeconds, tc.violSec},
+			} {
+				if !approx(f.got, f.want) {
+					t.Errorf("%s = %v; want %v", f.name, f.got, f.want)
+				}
+			}
+			if r.Unschedulable != 0 || r.SimulatedSeconds != 60 {
+				t.Errorf("unschedulable %d, ended at %v s; want 0 and 60", r.Unschedulable, r.SimulatedSeconds)
+			}
+		})
+	}
+}
+
+// TestWarmUpLongerThanRun: a warm-up that outlasts the run leaves nothing to
+// measure.
+func TestWarmUpLongerThanRun(t *testing.T) {
+	w := &Workload{
+		Nodes: []NodeSpec{node("n", 4000, 4096)},
+		Pods:  []PodSpec{pod("a", 0, 3000, 512, 0), pod("b", Second, 3000, 512, 0)},
+		End:   20 * Second,
+	}
+	cfg := quietConfig(0)
+	cfg.WarmUp = Hour
+	_, r := mustRun(t, w, cfg, scripted{})
+	if r.Pods != 0 || r.FailedAttempts != 0 || r.Unschedulable != 0 || r.NodeHours != 0 || len(r.Samples) != 0 || r.PendingLatency.Count != 0 {
+		t.Errorf("pods %d, failed %d, unschedulable %d, node-hours %v, samples %d, latency %+v; want all zero",
+			r.Pods, r.FailedAttempts, r.Unschedulable, r.NodeHours, len(r.Samples), r.PendingLatency)
+	}
+}

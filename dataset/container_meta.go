@@ -15,6 +15,7 @@ type containerRec struct {
 	app            string
 	cpuReq, cpuLim int64 // -1 when absent
 	mem            float64
+	machine        int32 // index in loader.sel, -1 when not a kept machine (or none)
 }
 
 type containerAcc struct {
@@ -67,7 +68,10 @@ func (l *loader) loadContainers() error {
 			case !before && a.hasFirst && ts >= a.first.t:
 				continue
 			}
-			r := containerRec{t: ts, cpuReq: -1, cpuLim: -1, mem: mem.getOrNaN(i)}
+			r := containerRec{t: ts, cpuReq: -1, cpuLim: -1, mem: mem.getOrNaN(i), machine: -1}
+			if mc := mach.code(i); mc >= 0 {
+				r.machine = l.dict[mc]
+			}
 			if v, ok := app.value(i); ok {
 				if s, ok := apps[v]; ok {
 					r.app = s
@@ -120,7 +124,14 @@ func (l *loader) loadContainers() error {
 			p.Requests.Mem = l.memMiB(r.mem)
 		}
 		podOf[n] = int32(len(l.all))
-		l.units = append(l.units, unit{name: n, pods: []int32{int32(len(l.all))}})
+		u := unit{name: n, pods: []int32{int32(len(l.all))}}
+		if a.hasBefore && l.opts.WarmStart {
+			u.warm, u.node = true, -1
+			if r.machine >= 0 {
+				u.node = l.nodeOf[r.machine]
+			}
+		}
+		l.units = append(l.units, u)
 		l.all = append(l.all, p)
 	}
 	l.st.online = len(podOf)

@@ -31,9 +31,27 @@ type LoadOptions struct {
 	Machines int
 	// LoadFactor scales arrivals: each online container and each batch job is
 	// replayed floor(f) times plus once more with probability frac(f), extra
-	// copies shifted by a random delay below Jitter. Below 1 this thins the
-	// workload. Zero means 1.
+	// copies shifted by a random delay below Jitter (under WarmStart, extra
+	// copies of containers deployed before the window are spread over the
+	// window instead). Below 1 this thins the workload. Zero means 1.
 	LoadFactor float64
+	// WarmStart opens the window with the trace's own placement: each
+	// container deployed before the window start gets a sim.Placement in
+	// Workload.Initial on the node of the machine it ran on (the machine_id
+	// of its latest container_meta record before the window start, among
+	// the kept machines), so the engine binds it at time 0 without asking
+	// the scheduler. A container whose machine is not a node at the window
+	// start (absent then, joining later) gets no placement and arrives at
+	// 0 as without WarmStart. With LoadFactor > 1 the extra copies of these
+	// containers are not warm: each arrives at a time drawn uniformly from
+	// [0, window length) under Seed, so the extra load of services grows
+	// over the window rather than arriving as one burst at its start
+	// (with an open-ended window, over [0, latest arrival of the window's
+	// pods]). Copies of containers first deployed inside the window keep
+	// the Jitter. Without WarmStart, every container deployed before the
+	// window arrives at 0 (a cold start: one burst that the scheduler
+	// packs).
+	WarmStart bool
 	// DAG makes a batch instance wait for every instance of the tasks its
 	// task depends on (from the task name) by filling PodSpec.After.
 	DAG bool
@@ -42,7 +60,8 @@ type LoadOptions struct {
 	MachineMemMiB int64
 	// Seed drives machine sampling, thinning, replication and jitter.
 	Seed uint64
-	// Jitter bounds the arrival shift of replicated copies (default 1 min).
+	// Jitter bounds the arrival shift of replicated copies (default 1 min),
+	// except the copies that WarmStart spreads over the window.
 	Jitter sim.Time
 	// UsageStep is the resolution of online containers' usage profiles:
 	// samples are averaged over steps of this length (default 5 min).
@@ -100,7 +119,8 @@ func (o *LoadOptions) defaults() error {
 //     kept machine, arriving at the window start if the container was
 //     already deployed before the window, else at its first record in the
 //     window; requests cpu_request (100 = 1 core) and mem_size, limits
-//     cpu_limit; Group is app_du.
+//     cpu_limit; Group is app_du. Under WarmStart, a container deployed
+//     before the window is placed in Workload.Initial on its machine's node.
 //   - container_usage: the pod's usage profile, util percentages read as a
 //     share of the container's request, averaged per UsageStep.
 //   - batch_instance: one low-priority pod per instance on a kept machine
@@ -184,6 +204,7 @@ type loadStats struct {
 	machines, selected int
 	selectedIDs        []string // kept machines, sorted
 	online, batch      int      // pods before the load factor
+	warm               int      // initial placements (WarmStart)
 	rows               int64
 	skipped            map[string]int64
 }
@@ -213,7 +234,7 @@ func (s *loadStats) log(w *sim.Workload) {
 	}
 	sort.Strings(keys)
 	attrs := []any{"workload", w.Name, "machines", s.machines, "selected", s.selected, "nodes", len(w.Nodes),
-		"events", len(w.Events), "online", s.online, "batch", s.batch, "pods", len(w.Pods), "rows", s.rows}
+		"events", len(w.Events), "online", s.online, "batch", s.batch, "pods", len(w.Pods), "warm", s.warm, "rows", s.rows}
 	for _, k := range keys {
 		attrs = append(attrs, "skipped "+k, s.skipped[k])
 	}
@@ -242,8 +263,9 @@ type loader struct {
 
 	machines map[string]int32 // kept machine id -> index in sel
 	sel      []string
-	total    int  // machines in the trace
-	allKept  bool // every machine kept: pods are not filtered by machine
+	nodeOf   []int32 // index in sel -> index in nodes of its node at the window start, or -1
+	total    int     // machines in the trace
+	allKept  bool    // every machine kept: pods are not filtered by machine
 
 	workers int // goroutines for scans of a concurrentSource
 
@@ -262,6 +284,11 @@ type unit struct {
 	job  bool // a batch job, not a container
 	name string
 	pods []int32
+	// warm marks (under WarmStart only) a container deployed before the
+	// window; node is then the index in nodes of its initial placement, or
+	// -1 when its machine is not a node at the window start
+	warm bool
+	node int32
 }
 
 // compareUnits orders units as the keys "c/<container>" and "j/<job>" would
@@ -306,7 +333,9 @@ func load(ctx context.Context, src source, opts LoadOptions) (*sim.Workload, loa
 			return nil, l.st, err
 		}
 	}
-	w := &sim.Workload{Name: opts.Name, Nodes: l.nodes, Events: l.evs, Pods: l.replicate()}
+	pods, initial := l.replicate()
+	l.st.warm = len(initial)
+	w := &sim.Workload{Name: opts.Name, Nodes: l.nodes, Events: l.evs, Pods: pods, Initial: initial}
 	if opts.Window.To != 0 {
 		w.End = opts.Window.To - opts.Window.From
 	}

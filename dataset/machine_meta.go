@@ -97,11 +97,17 @@ func (l *loader) loadMachines() error {
 	l.st.selected = len(l.sel)
 	l.st.selectedIDs = l.sel
 	l.machines = make(map[string]int32, len(l.sel))
+	l.nodeOf = make([]int32, len(l.sel))
 	for i, id := range l.sel {
 		l.machines[id] = int32(i)
 		rs := recs[id]
 		sort.SliceStable(rs, func(a, b int) bool { return rs[a].t < rs[b].t })
+		n := len(l.nodes)
 		l.machineTimeline(id, rs)
+		l.nodeOf[i] = -1
+		if len(l.nodes) > n { // a node at the window start
+			l.nodeOf[i] = int32(n)
+		}
 	}
 	sort.SliceStable(l.evs, func(i, j int) bool { return l.evs[i].At < l.evs[j].At })
 	return nil

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -22,8 +23,9 @@ type ref struct {
 // replicate applies the load factor to the units and returns the pods
 // sorted by arrival; ties keep a fixed order (unit key, then trace order,
 // then copy). After is rewritten to the final indices, and pods that shared
-// an After slice still share one.
-func (l *loader) replicate() []sim.PodSpec {
+// an After slice still share one. It also returns the initial placements of
+// the warm units' first copies (WarmStart), in pod order.
+func (l *loader) replicate() ([]sim.PodSpec, []sim.Placement) {
 	slices.SortStableFunc(l.units, compareUnits)
 	f := l.opts.LoadFactor
 	whole, frac := math.Floor(f), f-math.Floor(f)
@@ -31,6 +33,27 @@ func (l *loader) replicate() []sim.PodSpec {
 	var end sim.Time
 	if l.opts.Window.To != 0 {
 		end = l.opts.Window.To - l.opts.Window.From
+	}
+	// the arrivals in a compact array, read in order: the loop below visits
+	// the pods unit by unit, and reading each from l.all would miss the
+	// cache once per pod
+	arrival := make([]sim.Time, len(l.all))
+	for i := range l.all {
+		arrival[i] = l.all[i].Arrival
+	}
+	// Extra copies of warm containers arrive uniformly over [0, spread),
+	// drawn from a stream of their own: every other copy keeps the jitter
+	// it would have without WarmStart.
+	var warmRng *rand.Rand
+	var spread sim.Time
+	if l.opts.WarmStart && whole+frac > 1 {
+		warmRng = rand.New(rand.NewPCG(l.opts.Seed, 0x7761726d636f7079)) // stream "warmcopy"
+		spread = end
+		if spread == 0 { // open-ended window: up to its latest arrival
+			for _, a := range arrival {
+				spread = max(spread, a+1)
+			}
+		}
 	}
 	// one block per (unit, copy), in pre-order
 	type block struct {
@@ -50,16 +73,12 @@ func (l *loader) replicate() []sim.PodSpec {
 			if c > 0 && l.opts.Jitter > 0 {
 				shift = sim.Time(rng.Int64N(int64(l.opts.Jitter)))
 			}
+			if c > 0 && u.warm {
+				shift = sim.Time(warmRng.Int64N(int64(spread)))
+			}
 			blocks = append(blocks, block{u: int32(ui), copy: int32(c), base: int32(n), shift: shift})
 			n += len(u.pods)
 		}
-	}
-	// the arrivals in a compact array, read in order: the loop below visits
-	// the pods unit by unit, and reading each from l.all would miss the
-	// cache once per pod
-	arrival := make([]sim.Time, len(l.all))
-	for i := range l.all {
-		arrival[i] = l.all[i].Arrival
 	}
 	refs := make([]ref, 0, n)
 	for bi, b := range blocks {
@@ -136,7 +155,15 @@ func (l *loader) replicate() []sim.PodSpec {
 			p.After, lastKey, lastAfter = a, k, a
 		}
 	}
-	return out
+	// a warm unit is one container: its first copy is the pod at final[base]
+	var initial []sim.Placement
+	for _, b := range blocks {
+		if u := &l.units[b.u]; b.copy == 0 && u.warm && u.node >= 0 {
+			initial = append(initial, sim.Placement{Pod: final[b.base], Node: u.node})
+		}
+	}
+	slices.SortFunc(initial, func(a, b sim.Placement) int { return cmp.Compare(a.Pod, b.Pod) })
+	return out, initial
 }
 
 // permute rearranges v in place so that the new v[i] is the old v[src[i]];

@@ -2,21 +2,55 @@ package dataset
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 )
 
-// EnsureDefault makes sure dir holds a converted trace: when dir has no
-// complete conversion (a manifest whose files are all present with their
-// recorded sizes), it generates the synthetic trace of DefaultSynthOptions in
-// a temporary directory and converts it into dir (LZ4-compressed, a few MB,
-// about a second). Nothing is downloaded. It is safe to call on every run.
+// defaultVersion identifies the generator behind the default trace beside
+// DefaultSynthOptions: bump it whenever Synth writes other bytes for the same
+// options, so that default traces made before are made again.
+const defaultVersion = 1
+
+// DefaultStampFile is the file, beside the manifest, in which EnsureDefault
+// records what it generated (format, defaultVersion and the SynthOptions).
+const DefaultStampFile = "default-trace.json"
+
+// defaultStamp is the content of DefaultStampFile.
+type defaultStamp struct {
+	Format  string       `json:"format"`
+	Version int          `json:"version"`
+	Synth   SynthOptions `json:"synth"`
+}
+
+const defaultStampFormat = "kubesim-default-trace"
+
+func currentStamp() defaultStamp {
+	return defaultStamp{Format: defaultStampFormat, Version: defaultVersion, Synth: DefaultSynthOptions()}
+}
+
+// EnsureDefault makes sure dir holds the current default trace: when dir has
+// no complete conversion (a manifest whose files are all present with their
+// recorded sizes), or one that is not stamped (DefaultStampFile) as the
+// synthetic trace of the current DefaultSynthOptions and generator version,
+// it generates that trace in a temporary directory and converts it into dir
+// (LZ4-compressed, about 30 MB, in one to two seconds), replacing what was
+// there: dir belongs to EnsureDefault, so a default trace of an older
+// version (the 40-machine one, made before the stamp existed) is made again.
+// Nothing is downloaded. It is safe to call on every run.
 func EnsureDefault(ctx context.Context, dir string) error {
-	if complete(dir) {
+	if complete(dir) && stamped(dir) {
 		return nil
+	}
+	// an interrupted regeneration must not leave the old stamp behind
+	stamp := filepath.Join(dir, DefaultStampFile)
+	if err := os.Remove(stamp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("default trace: %w", err)
 	}
 	tmp, err := os.MkdirTemp("", "kubesim-synth-*")
 	if err != nil {
@@ -30,7 +64,25 @@ func EnsureDefault(ctx context.Context, dir string) error {
 	if _, err := Convert(ctx, tmp, dir, ConvertOptions{Compression: "lz4", Logger: quiet}); err != nil {
 		return fmt.Errorf("default trace: %w", err)
 	}
+	b, err := json.MarshalIndent(currentStamp(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("default trace: %w", err)
+	}
+	if err := writeFileAtomic(stamp, append(b, '\n')); err != nil {
+		return fmt.Errorf("default trace: %w", err)
+	}
 	return nil
+}
+
+// stamped reports whether dir's DefaultStampFile names the current default
+// trace.
+func stamped(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, DefaultStampFile))
+	if err != nil {
+		return false
+	}
+	var s defaultStamp
+	return json.Unmarshal(b, &s) == nil && s == currentStamp()
 }
 
 // complete reports whether dir has a manifest whose files all exist with

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,8 +13,26 @@ import (
 
 func TestEnsureDefault(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "default")
+	// a default trace as EnsureDefault made it before the stamp: 40
+	// machines, no DefaultStampFile
+	old := DefaultSynthOptions()
+	old.Machines = 40
+	csvDir := t.TempDir()
+	if err := Synth(context.Background(), old, csvDir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Convert(context.Background(), csvDir, dir, ConvertOptions{Compression: "lz4", Logger: quiet}); err != nil {
+		t.Fatal(err)
+	}
+	if !complete(dir) || stamped(dir) {
+		t.Fatal("the old default trace should be complete and unstamped")
+	}
+	// EnsureDefault makes it again, with the machines of DefaultSynthOptions
 	if err := EnsureDefault(context.Background(), dir); err != nil {
 		t.Fatal(err)
+	}
+	if !stamped(dir) {
+		t.Error("no current stamp after EnsureDefault")
 	}
 	m, err := ReadManifest(dir)
 	if err != nil {
@@ -23,10 +42,14 @@ func TestEnsureDefault(t *testing.T) {
 	for _, tb := range m.Tables {
 		size += tb.Bytes
 	}
-	if len(m.Tables) != len(Tables) || size > 8<<20 {
-		t.Errorf("%d tables, %d bytes; want all %d tables in at most 8 MiB", len(m.Tables), size, len(Tables))
+	if len(m.Tables) != len(Tables) || size > 48<<20 {
+		t.Errorf("%d tables, %d bytes; want all %d tables in at most 48 MiB", len(m.Tables), size, len(Tables))
 	}
-	// a second call finds the trace complete and rewrites nothing
+	// every machine is up at time 0
+	if wl, err := Load(dir, LoadOptions{Window: Window{From: 0, To: sim.Hour}}); err != nil || len(wl.Nodes) != 400 {
+		t.Fatalf("the default trace has %d machines at 0 (error %v); want 400", len(wl.Nodes), err)
+	}
+	// a second call finds the trace complete and current and rewrites nothing
 	info, _ := os.Stat(filepath.Join(dir, ManifestFile))
 	time.Sleep(10 * time.Millisecond)
 	if err := EnsureDefault(context.Background(), dir); err != nil {
@@ -35,6 +58,19 @@ func TestEnsureDefault(t *testing.T) {
 	again, _ := os.Stat(filepath.Join(dir, ManifestFile))
 	if !again.ModTime().Equal(info.ModTime()) {
 		t.Error("EnsureDefault rewrote a complete trace")
+	}
+	// a stamp of another generator version makes it again
+	stale := currentStamp()
+	stale.Version--
+	b, _ := json.Marshal(stale)
+	if err := os.WriteFile(filepath.Join(dir, DefaultStampFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureDefault(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.Stat(filepath.Join(dir, ManifestFile)); again.ModTime().Equal(info.ModTime()) || !stamped(dir) {
+		t.Error("EnsureDefault kept a trace stamped with another version")
 	}
 	// the default trace spans two days, split into hours: 30 training, 6
 	// validation and 12 test hours, so test-0 is the 37th hour

@@ -30,9 +30,18 @@ type Config struct {
 	// StrandedQuantile picks the "typical pod" for stranded resources: the
 	// quantile of the workload's CPU requests and (separately) memory requests.
 	StrandedQuantile float64 `yaml:"stranded_quantile" json:"stranded_quantile"`
-	// OffPeakFraction: a sample is off-peak when its cluster CPU utilisation is
-	// at most this fraction of the run's highest sampled utilisation.
-	OffPeakFraction float64 `yaml:"off_peak_fraction" json:"off_peak_fraction"`
+	// OffPeakQuantile: a sample is off-peak when its cluster CPU utilisation
+	// is at or below this quantile (nearest rank) of the run's sampled CPU
+	// utilisations, so any run with samples has off-peak samples.
+	OffPeakQuantile float64 `yaml:"off_peak_quantile" json:"off_peak_quantile"`
+	// SLADeadline: a high-priority pod that waits longer than this from
+	// arrival to its first bind (or is never bound) is in SLA violation.
+	SLADeadline Time `yaml:"sla_deadline_ms" json:"sla_deadline_ms"`
+	// HotNodeThreshold and HotClusterThreshold define a hot sample: some
+	// node's CPU utilisation above HotNodeThreshold while the cluster's is
+	// below HotClusterThreshold (one node at 90% while the others idle).
+	HotNodeThreshold    float64 `yaml:"hot_node_threshold" json:"hot_node_threshold"`
+	HotClusterThreshold float64 `yaml:"hot_cluster_threshold" json:"hot_cluster_threshold"`
 	// WarmUp is simulated but excluded from every metric: samples before it
 	// are not used, pods that arrive before it count nowhere (pods, latency,
 	// SLA, unschedulable), and node-hours and the counters in Result
@@ -74,15 +83,18 @@ type AutoscalerConfig struct {
 // says otherwise.
 func DefaultConfig() Config {
 	return Config{
-		Seed:             1,
-		SampleInterval:   Minute,
-		StartupBase:      2 * Second,
-		StartupNoise:     500 * Millisecond,
-		BackoffInitial:   1 * Second,
-		BackoffMax:       10 * Second,
-		Preemption:       true,
-		StrandedQuantile: 0.5,
-		OffPeakFraction:  0.5,
+		Seed:                1,
+		SampleInterval:      Minute,
+		StartupBase:         2 * Second,
+		StartupNoise:        500 * Millisecond,
+		BackoffInitial:      1 * Second,
+		BackoffMax:          10 * Second,
+		Preemption:          true,
+		StrandedQuantile:    0.5,
+		OffPeakQuantile:     0.25,
+		SLADeadline:         60 * Second,
+		HotNodeThreshold:    0.9,
+		HotClusterThreshold: 0.6,
 		Autoscaler: AutoscalerConfig{
 			Enabled:                false,
 			MinNodes:               1,
@@ -121,8 +133,14 @@ func (c *Config) Validate() error {
 		return bad("stranded_quantile", c.StrandedQuantile, "must be in [0, 1]")
 	case c.WarmUp < 0:
 		return bad("warm_up_ms", c.WarmUp, "must not be negative")
-	case !(c.OffPeakFraction >= 0 && c.OffPeakFraction <= 1):
-		return bad("off_peak_fraction", c.OffPeakFraction, "must be in [0, 1]")
+	case !(c.OffPeakQuantile >= 0 && c.OffPeakQuantile <= 1):
+		return bad("off_peak_quantile", c.OffPeakQuantile, "must be in [0, 1]")
+	case c.SLADeadline <= 0:
+		return bad("sla_deadline_ms", c.SLADeadline, "must be positive")
+	case !(c.HotNodeThreshold >= 0 && c.HotNodeThreshold <= 1):
+		return bad("hot_node_threshold", c.HotNodeThreshold, "must be in [0, 1]")
+	case !(c.HotClusterThreshold >= 0 && c.HotClusterThreshold <= 1):
+		return bad("hot_cluster_threshold", c.HotClusterThreshold, "must be in [0, 1]")
 	}
 	a := &c.Autoscaler
 	if !a.Enabled {

@@ -105,10 +105,12 @@ type Engine struct {
 	maxFree      Resources // largest free CPU and memory over nodes (each separately)
 	maxFreeDirty bool
 
-	typical  Resources
-	pending  int
-	counters Counters
-	m        metrics
+	typical    Resources
+	shapes     []podShape // the workload's pod shapes, for the expected fragmentation
+	shapeTotal int64      // summed count of shapes
+	pending    int
+	counters   Counters
+	m          metrics
 
 	afterEvent func() // test hook, called after every processed event
 }
@@ -161,6 +163,7 @@ func New(w *Workload, cfg Config) (*Engine, error) {
 		e.pods[i] = Pod{Spec: &w.Pods[i], ID: PodID(i), Node: -1, unschedAt: -1, waitingDeps: waiting[i]}
 	}
 	e.typical = typicalPod(w.Pods, cfg.StrandedQuantile)
+	e.shapes, e.shapeTotal = podShapes(w.Pods, maxShapes)
 
 	for i := range w.Nodes {
 		e.addNode(w.Nodes[i])

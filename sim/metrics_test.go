@@ -294,3 +294,19 @@ func TestConfigNamesKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleAllocs: taking a sample allocates nothing once the series has
+// room (the pod-shape table is built once, in New).
+func TestSampleAllocs(t *testing.T) {
+	o := DefaultSyntheticOptions(20)
+	o.Pods = 2000
+	w, err := Synthetic(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := mustRun(t, w, DefaultConfig(), scripted{})
+	e.m.samples = make([]Sample, 0, 1000)
+	if n := testing.AllocsPerRun(100, e.sample); n != 0 {
+		t.Errorf("sample allocates %v times; want 0", n)
+	}
+}

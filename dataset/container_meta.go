@@ -125,7 +125,9 @@ func (l *loader) loadContainers() error {
 		}
 		podOf[n] = int32(len(l.all))
 		u := unit{name: n, pods: []int32{int32(len(l.all))}}
-		if a.hasBefore && l.opts.WarmStart {
+		// time stamp 0 means "before the trace": deployed before a window
+		// from 0 too (where it is the first record, not one before)
+		if l.opts.WarmStart && (a.hasBefore || r.t == 0) {
 			u.warm, u.node = true, -1
 			if r.machine >= 0 {
 				u.node = l.nodeOf[r.machine]

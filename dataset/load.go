@@ -39,7 +39,8 @@ type LoadOptions struct {
 	// container deployed before the window start gets a sim.Placement in
 	// Workload.Initial on the node of the machine it ran on (the machine_id
 	// of its latest container_meta record before the window start, among
-	// the kept machines), so the engine binds it at time 0 without asking
+	// the kept machines; time stamp 0, "before the trace", counts as before
+	// a window from 0 too), so the engine binds it at time 0 without asking
 	// the scheduler. A container whose machine is not a node at the window
 	// start (absent then, joining later) gets no placement and arrives at
 	// 0 as without WarmStart. With LoadFactor > 1 the extra copies of these

@@ -63,6 +63,13 @@ func TestLoadWarmStartPlacements(t *testing.T) {
 	if !reflect.DeepEqual(warm, cold) {
 		t.Errorf("warm and cold workloads differ beyond Initial:\n%+v\n%+v", warm, cold)
 	}
+	// time stamp 0 means "before the trace": a window from 0 places the
+	// containers recorded at 0 on their machines up at 0 (c_2 was on m_a
+	// then; m_c is installing, m_z no machine)
+	first := loadBoth(t, dir, LoadOptions{Window: Window{To: 1000 * sim.Second}, WarmStart: true})
+	if got, want := initialByName(first), map[string]string{"c_1": "m_a", "c_2": "m_a"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("window from 0: initial placements %v; want %v", got, want)
+	}
 }
 
 // With a load factor, the extra copies of warm containers are not warm and

@@ -330,18 +330,20 @@ func (e *Engine) Result() *Result {
 	}
 	e.summariseSamples(r, samples)
 
-	r.LowPrioLatency = summarise(slices.Clone(m.latency[0]), 0)
-	r.HighPrioLatency = summarise(slices.Clone(m.latency[1]), 0)
-	r.PendingLatency = summarise(slices.Concat(m.latency[0], m.latency[1]), 0)
+	// Each class is sorted once; the other series are linear merges.
+	lo, hi := sorted(m.latency[0]), sorted(m.latency[1])
+	loC, hiC := merge(lo, sorted(censored[0])), merge(hi, sorted(censored[1]))
+	r.LowPrioLatency = summarise(lo, 0)
+	r.HighPrioLatency = summarise(hi, 0)
+	r.PendingLatency = summarise(merge(lo, hi), 0)
 	r.PendingLatencyMeanMs = r.PendingLatency.Mean
 	r.PendingLatencyP95Ms = r.PendingLatency.P95
 	r.PendingLatencyP99Ms = r.PendingLatency.P99
 	r.HighPrioPendingP95Ms = r.HighPrioLatency.P95
 
-	r.LowPrioCensored = summarise(slices.Concat(m.latency[0], censored[0]), len(censored[0]))
-	r.HighPrioCensored = summarise(slices.Concat(m.latency[1], censored[1]), len(censored[1]))
-	r.PendingCensored = summarise(slices.Concat(m.latency[0], censored[0], m.latency[1], censored[1]),
-		len(censored[0])+len(censored[1]))
+	r.LowPrioCensored = summarise(loC, len(censored[0]))
+	r.HighPrioCensored = summarise(hiC, len(censored[1]))
+	r.PendingCensored = summarise(merge(loC, hiC), len(censored[0])+len(censored[1]))
 	r.HighPrioPendingMeanMs = r.HighPrioCensored.Mean
 	r.HighPrioPendingP95CensoredMs = r.HighPrioCensored.P95
 	return r
@@ -460,15 +462,13 @@ func prioClass(p Priority) int {
 	return 0
 }
 
-// summarise computes mean and nearest-rank percentiles of ms, of which
-// censored are censored waits; zeros when empty. It may reorder ms.
-func summarise(ms []int64, censored int) Latency {
-	l := Latency{Count: len(ms), Censored: censored}
-	if len(ms) == 0 {
+// summarise computes mean and nearest-rank percentiles of the sorted
+// waits s, of which censored are censored; zeros when empty.
+func summarise(s []int64, censored int) Latency {
+	l := Latency{Count: len(s), Censored: censored}
+	if len(s) == 0 {
 		return l
 	}
-	s := ms
-	slices.Sort(s)
 	var sum float64
 	for _, v := range s {
 		sum += float64(v)
@@ -478,6 +478,36 @@ func summarise(ms []int64, censored int) Latency {
 	l.P95 = float64(Percentile(s, 0.95))
 	l.P99 = float64(Percentile(s, 0.99))
 	return l
+}
+
+// sorted returns a sorted copy of v.
+func sorted(v []int64) []int64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s
+}
+
+// merge returns the sorted union of the sorted slices a and b.
+func merge(a, b []int64) []int64 {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := make([]int64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if a[i] <= b[j] {
+			out = append(out, a[i])
+			i++
+		} else {
+			out = append(out, b[j])
+			j++
+		}
+	}
+	out = append(out, a[i:]...)
+	return append(out, b[j:]...)
 }
 
 // Percentile returns the nearest-rank q-quantile of sorted (the smallest

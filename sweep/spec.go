@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"gopkg.in/yaml.v3"
 
@@ -39,14 +40,35 @@ type Trace struct {
 	DAG bool `yaml:"dag"`
 	// MachineMemMiB is the memory of a machine of normalised memory 100.
 	MachineMemMiB int64 `yaml:"machine_mem_mib"`
+	// WarmStart says how a window begins (docs/sim.md, "Warm start"):
+	// "placement" (the default) starts with the containers that were running
+	// at the window's start on the machines the trace ran them on; "warmup"
+	// simulates the WarmUpMs of trace before the window under the evaluated
+	// scheduler and leaves it out of every metric; "none" starts empty, with
+	// the running containers arriving together at the window's start.
+	WarmStart string `yaml:"warm_start"`
+	// WarmUpMs is the warm-up of warm_start: warmup, in milliseconds of
+	// trace time; every window must start at least this late.
+	WarmUpMs sim.Time `yaml:"warm_up_ms"`
 }
 
-// WindowSpec names the train and test windows of a trace, in the forms that
-// dataset.ResolveWindow accepts ("train-0", "day2", "30h-36h"). Empty lists
-// take the default split. Train and test windows must not overlap.
+// Warm-start modes of Trace.WarmStart.
+const (
+	WarmPlacement = "placement"
+	WarmUp        = "warmup"
+	WarmNone      = "none"
+)
+
+// WindowSpec names the train, validation and test windows of a trace, in the
+// forms that dataset.ResolveWindow accepts ("train-0", "day2", "30h-36h").
+// All three empty take the default split (dataset.DefaultWindows); otherwise
+// all three must be given. Windows of different splits must not overlap:
+// training sees train, checkpoint selection sees validation, and only the
+// experiment's tables see test.
 type WindowSpec struct {
-	Train []string `yaml:"train"`
-	Test  []string `yaml:"test"`
+	Train      []string `yaml:"train"`
+	Validation []string `yaml:"validation"`
+	Test       []string `yaml:"test"`
 }
 
 // Cluster is the environment's cluster and episode settings: the keys of
@@ -60,7 +82,11 @@ type Cluster struct {
 	AutoscaleMinFactor float64         `yaml:"autoscale_min_factor"`
 	AutoscaleMaxFactor float64         `yaml:"autoscale_max_factor"`
 	Workload           env.Synthetic   `yaml:"workload"`
-	Sim                sim.Config      `yaml:"sim"`
+	// NodeTemplate is the node the autoscaler adds; zero fields take the
+	// workload's most common machine shape (on a trace, the trace's
+	// machines).
+	NodeTemplate env.NodeTemplate `yaml:"node_template"`
+	Sim          sim.Config       `yaml:"sim"`
 }
 
 // Eval says how a trained policy is compared with the heuristics.
@@ -70,7 +96,11 @@ type Eval struct {
 	Nodes []int `yaml:"nodes"`
 	// Schedulers are heuristic names, or "all".
 	Schedulers []string `yaml:"schedulers"`
-	// Seeds is the number of evaluation workloads per size.
+	// Seeds is the number of evaluation seeds. Each seed changes the machine
+	// sample, the replication or thinning jitter, the simulator's noise and
+	// the random heuristic's draws; every scheduler replays the same
+	// workloads of a seed (a paired comparison), and tables give the mean
+	// and a 95% interval over seeds.
 	Seeds int `yaml:"seeds"`
 }
 
@@ -82,21 +112,23 @@ func DefaultSpec() Spec {
 		Cluster: Cluster{
 			MinNodes: e.MinNodes, MaxNodes: e.MaxNodes, MaxSteps: e.MaxSteps, Domain: e.Domain,
 			Reference: e.Reference, AutoscaleMinFactor: e.ScaleMin, AutoscaleMaxFactor: e.ScaleMax,
-			Workload: e.Workload, Sim: e.Sim,
+			Workload: e.Workload, NodeTemplate: e.NodeTemplate, Sim: e.Sim,
 		},
 		Reward: e.Reward,
 		PPO:    ppo.DefaultConfig(),
-		Eval:   Eval{Nodes: []int{10, 40, 100}, Schedulers: []string{"all"}, Seeds: 1},
+		Eval:   Eval{Nodes: []int{10, 40, 100}, Schedulers: []string{"all"}, Seeds: 5},
 	}
 }
 
-// EnvConfig returns the environment configuration the spec describes.
+// EnvConfig returns the environment configuration the spec describes. With
+// warm_start: warmup, the simulator leaves the warm-up out of its metrics.
 func (s *Spec) EnvConfig() env.Config {
 	c := s.Cluster
+	c.Sim.WarmUp = max(c.Sim.WarmUp, s.warmUp())
 	return env.Config{
 		Reward: s.Reward, MaxSteps: c.MaxSteps, MinNodes: c.MinNodes, MaxNodes: c.MaxNodes,
 		Reference: c.Reference, Domain: c.Domain, ScaleMin: c.AutoscaleMinFactor, ScaleMax: c.AutoscaleMaxFactor,
-		Workload: c.Workload, Sim: c.Sim,
+		Workload: c.Workload, NodeTemplate: c.NodeTemplate, Sim: c.Sim,
 	}
 }
 
@@ -117,6 +149,18 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("trace.load_factor = %v: must not be negative", s.Trace.LoadFactor)
 		case s.Trace.MachineMemMiB < 0:
 			return fmt.Errorf("trace.machine_mem_mib = %v: must not be negative", s.Trace.MachineMemMiB)
+		case s.Trace.WarmStart != WarmPlacement && s.Trace.WarmStart != WarmUp && s.Trace.WarmStart != WarmNone:
+			return fmt.Errorf("trace.warm_start = %q: want %s, %s or %s", s.Trace.WarmStart, WarmPlacement, WarmUp, WarmNone)
+		case s.Trace.WarmUpMs < 0 || s.Trace.WarmStart == WarmUp && s.Trace.WarmUpMs == 0:
+			return fmt.Errorf("trace.warm_up_ms = %d: must be positive with warm_start: %s", s.Trace.WarmUpMs, WarmUp)
+		case s.Trace.WarmStart != WarmUp && s.Trace.WarmUpMs != 0:
+			return fmt.Errorf("trace.warm_up_ms = %d: applies only to warm_start: %s", s.Trace.WarmUpMs, WarmUp)
+		}
+		if w := s.Windows; w != nil {
+			given := []bool{len(w.Train) > 0, len(w.Validation) > 0, len(w.Test) > 0}
+			if (given[0] || given[1] || given[2]) && !(given[0] && given[1] && given[2]) {
+				return fmt.Errorf("windows: give train, validation and test windows, or none for the default split")
+			}
 		}
 	} else if s.Windows != nil {
 		return fmt.Errorf("windows: given without a trace section")
@@ -126,14 +170,16 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("eval.nodes: %d: must be positive", n)
 		}
 	}
-	if s.Eval.Seeds < 0 {
-		return fmt.Errorf("eval.seeds = %d: must not be negative", s.Eval.Seeds)
+	if s.Eval.Seeds < 1 || s.Eval.Seeds > 1000 {
+		return fmt.Errorf("eval.seeds = %d: must be in [1, 1000]", s.Eval.Seeds)
 	}
 	return nil
 }
 
-// ReadSpec parses a spec file over the defaults and validates it. Errors
-// name the file, and for YAML problems the line and key.
+// ReadSpec parses a spec file over the defaults and validates it. A
+// relative trace.dir is resolved against the file's folder, so that a spec
+// means the same data from any working directory. Errors name the file, and
+// for YAML problems the line and key.
 func ReadSpec(path string) (*Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -142,6 +188,9 @@ func ReadSpec(path string) (*Spec, error) {
 	s, err := ParseSpec(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if s.Trace != nil && !filepath.IsAbs(s.Trace.Dir) {
+		s.Trace.Dir = filepath.Join(filepath.Dir(path), s.Trace.Dir)
 	}
 	return s, nil
 }
@@ -153,6 +202,9 @@ func ParseSpec(data []byte) (*Spec, error) {
 	dec.KnownFields(true)
 	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
+	}
+	if s.Trace != nil && s.Trace.WarmStart == "" {
+		s.Trace.WarmStart = WarmPlacement
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err

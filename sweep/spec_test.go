@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -47,11 +49,39 @@ func TestParseSpecErrors(t *testing.T) {
 		{"sim key", "cluster:\n  sim:\n    backoff_initial_ms: 0\n", "backoff_initial_ms"},
 		{"windows without trace", "windows:\n  train: [day1]\n", "without a trace"},
 		{"wrong type", "ppo:\n  n_steps: many\n", "cannot unmarshal"},
+		{"two of three splits", "trace:\n  dir: d\nwindows:\n  train: [0h-1h]\n  test: [2h-3h]\n", "train, validation and test"},
+		{"unknown warm start", "trace:\n  dir: d\n  warm_start: hot\n", "trace.warm_start"},
+		{"warm-up without length", "trace:\n  dir: d\n  warm_start: warmup\n", "trace.warm_up_ms"},
+		{"warm-up length without warm-up", "trace:\n  dir: d\n  warm_up_ms: 60000\n", "applies only to warm_start: warmup"},
+		{"node template", "cluster:\n  node_template:\n    cpu_millicores: -1\n", "node_template.cpu_millicores"},
+		{"no seeds", "eval:\n  seeds: 0\n", "eval.seeds"},
 	}
 	for _, tc := range cases {
 		_, err := ParseSpec([]byte(tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v; want it to contain %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestReadSpecResolvesTraceDir: a relative trace.dir names a folder beside
+// the spec file, whatever the working directory; an absolute one is kept.
+func TestReadSpecResolvesTraceDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ dir, want string }{
+		{"../data/trace", filepath.Join(filepath.Dir(dir), "data", "trace")},
+		{"/abs/trace", "/abs/trace"},
+	} {
+		path := filepath.Join(dir, "exp.yaml")
+		if err := os.WriteFile(path, []byte("trace:\n  dir: "+tc.dir+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := ReadSpec(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Trace.Dir != tc.want || s.Trace.WarmStart != WarmPlacement {
+			t.Errorf("trace.dir %q -> %q (warm start %q); want %q, placement", tc.dir, s.Trace.Dir, s.Trace.WarmStart, tc.want)
 		}
 	}
 }

@@ -1,0 +1,279 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kubesim/kubesim/sim"
+)
+
+// Metric is a column of the summary tables: a number read from a replay's
+// result, in the unit of its header. Lower is better for every metric of
+// the focused set.
+type Metric struct {
+	Key    string // the sim.Result JSON key it reads
+	Header string
+	Digits int
+	Value  func(r *sim.Result) float64
+}
+
+// Focused are the columns of the summary tables (every metric stays in the
+// JSON and CSV outputs): unschedulable pods; high-priority pending latency
+// (mean and p95, in seconds, pods never bound censored at the window end);
+// SLA violations of any kind per 1,000 pods; expected fragmentation of CPU
+// and memory (percent of free); node CPU-utilisation variance (x 1e-4); the
+// share of time with a hot node while the cluster is not busy (percent);
+// node-hours.
+var Focused = []Metric{
+	{"unschedulable", "unsched", 1, func(r *sim.Result) float64 { return float64(r.Unschedulable) }},
+	{"high_prio_pending_mean_ms", "hi pend s", 1, func(r *sim.Result) float64 { return r.HighPrioPendingMeanMs / 1000 }},
+	{"high_prio_pending_p95_censored_ms", "hi p95 s", 1, func(r *sim.Result) float64 { return r.HighPrioPendingP95CensoredMs / 1000 }},
+	{"sla_any_per_1k", "sla/1k", 1, func(r *sim.Result) float64 { return r.SLAAnyPer1k }},
+	{"frag_exp_cpu", "frag cpu%", 1, func(r *sim.Result) float64 { return 100 * r.FragExpCPU }},
+	{"frag_exp_mem", "frag mem%", 1, func(r *sim.Result) float64 { return 100 * r.FragExpMem }},
+	{"node_cpu_var_mean", "var e-4", 2, func(r *sim.Result) float64 { return 1e4 * r.NodeCPUVarMean }},
+	{"hot_node_share", "hot %", 1, func(r *sim.Result) float64 { return 100 * float64(r.HotNodeShare) }},
+	{"node_hours", "node-h", 1, func(r *sim.Result) float64 { return r.NodeHours }},
+}
+
+// Learned is the row name of the learned policy; every other scheduler is a
+// heuristic.
+const Learned = "ppo"
+
+// Cell is one scheduler's value of one metric at one size: the mean and
+// 95% interval over seeds (each seed's value the mean over its windows), and
+// the paired difference against the best heuristic of the column.
+type Cell struct {
+	Interval
+	// Diff is this scheduler minus the best heuristic, paired by seed; zero
+	// N for the best heuristic itself.
+	Diff Interval
+	// Best marks the lowest mean in the column; BestHeuristic the
+	// heuristic the differences are taken against.
+	Best, BestHeuristic bool
+}
+
+// SizeSummary is the summary table of one cluster size.
+type SizeSummary struct {
+	Nodes      int
+	Seeds      int
+	Windows    int // workloads per seed (test windows, or 1 synthetic workload)
+	Schedulers []string
+	// Cells[s][m] is scheduler s, metric m of Focused.
+	Cells [][]Cell
+}
+
+// Summarise builds one table per size from rows (as Replay returns them):
+// per scheduler and seed, each metric is averaged over the seed's windows;
+// the table gives the mean and 95% interval over seeds, and the difference
+// against the best heuristic paired by seed. Sizes and schedulers keep their
+// order of first appearance.
+func Summarise(rows []Row, metrics []Metric) []SizeSummary {
+	type key struct {
+		n    int
+		name string
+		seed uint64
+	}
+	sums := map[key][]float64{}
+	counts := map[key][]int{}
+	var sizes []int
+	names := map[int][]string{}
+	seeds := map[int][]uint64{}
+	windows := map[key]int{} // workloads per (size, scheduler, seed)
+	for _, r := range rows {
+		n, name := r.Nodes, r.Result.Scheduler
+		if !slices.Contains(sizes, n) {
+			sizes = append(sizes, n)
+		}
+		if !slices.Contains(names[n], name) {
+			names[n] = append(names[n], name)
+		}
+		if !slices.Contains(seeds[n], r.Seed) {
+			seeds[n] = append(seeds[n], r.Seed)
+		}
+		k := key{n, name, r.Seed}
+		windows[k]++
+		if sums[k] == nil {
+			sums[k], counts[k] = make([]float64, len(metrics)), make([]int, len(metrics))
+		}
+		for m, mt := range metrics {
+			if v := mt.Value(r.Result); !math.IsNaN(v) {
+				sums[k][m] += v
+				counts[k][m]++
+			}
+		}
+	}
+	var out []SizeSummary
+	for _, n := range sizes {
+		t := SizeSummary{Nodes: n, Seeds: len(seeds[n]), Windows: windows[key{n, names[n][0], seeds[n][0]}], Schedulers: names[n]}
+		// perSeed[s][m][k]: scheduler s, metric m, seed k
+		perSeed := make([][][]float64, len(names[n]))
+		for s, name := range names[n] {
+			perSeed[s] = make([][]float64, len(metrics))
+			for m := range metrics {
+				v := make([]float64, len(seeds[n]))
+				for k, sd := range seeds[n] {
+					v[k] = math.NaN()
+					if c := counts[key{n, name, sd}]; c != nil && c[m] > 0 {
+						v[k] = sums[key{n, name, sd}][m] / float64(c[m])
+					}
+				}
+				perSeed[s][m] = v
+			}
+		}
+		t.Cells = make([][]Cell, len(names[n]))
+		for s := range names[n] {
+			t.Cells[s] = make([]Cell, len(metrics))
+			for m := range metrics {
+				t.Cells[s][m].Interval = MeanCI(perSeed[s][m])
+			}
+		}
+		for m := range metrics {
+			best, bestH := -1, -1
+			for s, name := range names[n] {
+				mean := t.Cells[s][m].Mean
+				if math.IsNaN(mean) {
+					continue
+				}
+				if best < 0 || mean < t.Cells[best][m].Mean {
+					best = s
+				}
+				if name != Learned && (bestH < 0 || mean < t.Cells[bestH][m].Mean) {
+					bestH = s
+				}
+			}
+			for s := range names[n] {
+				if best >= 0 && t.Cells[s][m].Mean == t.Cells[best][m].Mean {
+					t.Cells[s][m].Best = true // ties are all best
+				}
+			}
+			if bestH < 0 {
+				continue
+			}
+			t.Cells[bestH][m].BestHeuristic = true
+			for s := range names[n] {
+				if s != bestH {
+					t.Cells[s][m].Diff = PairedCI(perSeed[s][m], perSeed[bestH][m])
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// formatIV writes mean±half with the metric's digits, fewer for large
+// values (none from 100, one from 10), so that columns stay narrow; "n/a"
+// without a value, no ± without an interval.
+func formatIV(iv Interval, digits int, sign bool) string {
+	if math.IsNaN(iv.Mean) {
+		return "n/a"
+	}
+	switch a := math.Abs(iv.Mean); {
+	case a >= 100:
+		digits = 0
+	case a >= 10:
+		digits = min(digits, 1)
+	}
+	m := strconv.FormatFloat(iv.Mean, 'f', digits, 64)
+	if sign && iv.Mean >= 0 {
+		m = "+" + m
+	}
+	if math.IsNaN(iv.Half) {
+		return m
+	}
+	return m + "±" + strconv.FormatFloat(iv.Half, 'f', digits, 64)
+}
+
+// WriteSummary renders the summary tables of an experiment: per size, the
+// mean ± 95% interval over seeds of each focused metric (* marks the best
+// mean of a column), then the paired difference against the column's best
+// heuristic (= marks that heuristic; ! marks a difference whose interval
+// excludes 0). title names the experiment; outside(n) says whether size n
+// lies outside the training range.
+func WriteSummary(w io.Writer, title string, tables []SizeSummary, metrics []Metric, outside func(n int) bool) error {
+	var b strings.Builder
+	for i, t := range tables {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		note := ""
+		if outside != nil && outside(t.Nodes) {
+			note = ", outside the training range"
+		}
+		fmt.Fprintf(&b, "%s: %d nodes%s: %d seeds x %d windows, paired; mean ± 95%% CI over seeds (* best)\n",
+			title, t.Nodes, note, t.Seeds, t.Windows)
+		header := []string{"scheduler"}
+		for _, m := range metrics {
+			header = append(header, m.Header)
+		}
+		body := make([][]string, len(t.Schedulers))
+		diff := make([][]string, len(t.Schedulers))
+		for s, name := range t.Schedulers {
+			body[s] = []string{name}
+			diff[s] = []string{name}
+			for m, mt := range metrics {
+				c := t.Cells[s][m]
+				v := formatIV(c.Interval, mt.Digits, false)
+				if c.Best {
+					v += "*"
+				}
+				body[s] = append(body[s], v)
+				switch {
+				case c.BestHeuristic:
+					diff[s] = append(diff[s], "=")
+				case c.Diff.N == 0:
+					diff[s] = append(diff[s], "n/a")
+				default:
+					d := formatIV(c.Diff, mt.Digits, true)
+					if c.Diff.Excludes0() {
+						d += "!"
+					}
+					diff[s] = append(diff[s], d)
+				}
+			}
+		}
+		writeAligned(&b, header, body)
+		fmt.Fprintf(&b, "difference against the best heuristic of each column (=), paired by seed (! the 95%% CI excludes 0)\n")
+		writeAligned(&b, header, diff)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeAligned writes a plain text table: the first column left-aligned,
+// the others right-aligned, columns two spaces apart, a rule under the
+// header. Widths count runes, so "±" is one column.
+func writeAligned(b *strings.Builder, header []string, rows [][]string) {
+	width := make([]int, len(header))
+	for _, r := range append([][]string{header}, rows...) {
+		for i, c := range r {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	line := func(r []string) {
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+			switch {
+			case i == 0:
+				b.WriteString(c + pad)
+			default:
+				b.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	line(header)
+	total := 0
+	for _, w := range width {
+		total += w
+	}
+	b.WriteString(strings.Repeat("-", total+2*(len(width)-1)) + "\n")
+	for _, r := range rows {
+		line(r)
+	}
+}

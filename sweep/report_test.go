@@ -1,0 +1,79 @@
+package sweep
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/kubesim/kubesim/sim"
+)
+
+// TestSummarise: two heuristics and the learned policy at one size, two
+// seeds of two windows each, on one metric (unschedulable pods).
+func TestSummarise(t *testing.T) {
+	row := func(name string, seed uint64, win string, unsched int64) Row {
+		return Row{Nodes: 20, Seed: seed, Workload: win, Result: &sim.Result{Scheduler: name, Unschedulable: unsched}}
+	}
+	rows := []Row{
+		// seed 1: a = (10+12)/2 = 11, b = (20+22)/2 = 21, ppo = (8+8)/2 = 8
+		row("a", 1, "w1", 10), row("b", 1, "w1", 20), row(Learned, 1, "w1", 8),
+		row("a", 1, "w2", 12), row("b", 1, "w2", 22), row(Learned, 1, "w2", 8),
+		// seed 2: a = 13, b = 15, ppo = 11
+		row("a", 2, "w1", 13), row("b", 2, "w1", 15), row(Learned, 2, "w1", 11),
+		row("a", 2, "w2", 13), row("b", 2, "w2", 15), row(Learned, 2, "w2", 11),
+	}
+	metrics := Focused[:1]
+	tables := Summarise(rows, metrics)
+	if len(tables) != 1 || tables[0].Seeds != 2 || tables[0].Windows != 2 || len(tables[0].Schedulers) != 3 {
+		t.Fatalf("tables %+v", tables)
+	}
+	c := tables[0].Cells
+	// a: seeds 11, 13 -> mean 12, sd sqrt(2), half = 12.706 * sqrt(2)/sqrt(2)
+	// = 12.706; b: 21, 15 -> 18; ppo: 8, 11 -> 9.5
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if !near(c[0][0].Mean, 12) || !near(c[0][0].Half, 12.706) || !near(c[1][0].Mean, 18) || !near(c[2][0].Mean, 9.5) {
+		t.Errorf("means %v %v %v; want 12 (+-12.706), 18, 9.5", c[0][0], c[1][0], c[2][0])
+	}
+	// a is the best heuristic; ppo has the best mean; ppo - a per seed:
+	// -3, -2 -> mean -2.5, sd sqrt(0.5), half = 12.706 * sqrt(0.5)/sqrt(2)
+	// = 6.353; b - a: 10, 2 -> mean 6
+	if !c[0][0].BestHeuristic || c[1][0].BestHeuristic || !c[2][0].Best || c[0][0].Best {
+		t.Errorf("best marks: a %+v, ppo %+v", c[0][0], c[2][0])
+	}
+	if !near(c[2][0].Diff.Mean, -2.5) || !near(c[2][0].Diff.Half, 6.353) || !near(c[1][0].Diff.Mean, 6) || c[0][0].Diff.N != 0 {
+		t.Errorf("differences: ppo %+v, b %+v, a %+v", c[2][0].Diff, c[1][0].Diff, c[0][0].Diff)
+	}
+	var b strings.Builder
+	if err := WriteSummary(&b, "x", tables, metrics, func(n int) bool { return n > 10 }); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"20 nodes, outside the training range: 2 seeds x 2 windows", "12.0±12.7", "9.5±19.1*", "-2.5±6.4", "="} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestSummaryWidth: the focused table fits 120 characters with the longest
+// scheduler name and three-digit values in every column.
+func TestSummaryWidth(t *testing.T) {
+	var rows []Row
+	for seed := uint64(1); seed <= 5; seed++ {
+		for _, name := range []string{"most-allocated", "kube-default", Learned} {
+			rows = append(rows, Row{Nodes: 200, Seed: seed, Workload: "w", Result: &sim.Result{
+				Scheduler: name, Unschedulable: int64(190 * seed), HighPrioPendingMeanMs: 190e3 * float64(seed),
+				HighPrioPendingP95CensoredMs: 7.2e6 / float64(seed+1), SLAAnyPer1k: 190 * float64(seed),
+				FragExpCPU: 0.95 / float64(seed), FragExpMem: 0.19 * float64(seed), NodeCPUVarMean: 0.019 * float64(seed),
+				HotNodeShare: sim.Stat(0.19 * float64(seed)), NodeHours: 190 * float64(seed)}})
+		}
+	}
+	var b strings.Builder
+	if err := WriteSummary(&b, "default", Summarise(rows, Focused), Focused, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if n := len([]rune(line)); n > 120 {
+			t.Errorf("line of %d characters:\n%s", n, line)
+		}
+	}
+}

@@ -51,10 +51,11 @@ type Config struct {
 	ClipReward      float64 `yaml:"clip_reward" json:"clip_reward"`
 	// Seed drives the weights, the environments and action sampling.
 	Seed uint64 `yaml:"seed" json:"seed"`
-	// EvalFreq runs the greedy policy on the evaluation episodes every this
-	// many environment steps (checked after each rollout); 0 disables.
+	// EvalFreq runs the greedy policy on the validation episodes every this
+	// many environment steps (checked after each rollout), and keeps the
+	// best as best.ckpt; 0 disables.
 	EvalFreq int64 `yaml:"eval_freq" json:"eval_freq"`
-	// EvalEpisodes is the number of held-out evaluation episodes.
+	// EvalEpisodes is the number of validation episodes per evaluation.
 	EvalEpisodes int `yaml:"eval_episodes" json:"eval_episodes"`
 	// Hidden and Rounds are the policy's embedding width and message-passing
 	// rounds.

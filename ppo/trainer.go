@@ -68,7 +68,7 @@ type Trainer struct {
 	cfg    Config
 	envCfg env.Config
 	src    env.Source // training episodes
-	eval   env.Source // held-out evaluation episodes
+	val    env.Source // validation episodes: checkpoint selection only
 	opts   Options
 
 	pol   *model.Policy
@@ -90,9 +90,11 @@ type Summary struct {
 }
 
 // New checks the configurations and prepares a run. src supplies training
-// episodes and eval the held-out evaluation episodes (nil: the synthetic
-// source of envCfg for both, evaluation on seeds disjoint from training's).
-func New(cfg Config, envCfg env.Config, src, eval env.Source, opts Options) (*Trainer, error) {
+// episodes and val the validation episodes that choose best.ckpt (nil: the
+// synthetic source of envCfg for both, validation on seeds disjoint from
+// training's). Test data must reach neither: the tables that report on it
+// would otherwise be tuned to it.
+func New(cfg Config, envCfg env.Config, src, val env.Source, opts Options) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -102,13 +104,13 @@ func New(cfg Config, envCfg env.Config, src, eval env.Source, opts Options) (*Tr
 	if src == nil {
 		src = envCfg.Workload
 	}
-	if eval == nil {
-		eval = src
+	if val == nil {
+		val = src
 	}
 	if opts.Out == "" {
 		return nil, fmt.Errorf("%w: no output folder", ErrConfig)
 	}
-	t := &Trainer{cfg: cfg, envCfg: envCfg, src: src, eval: eval, opts: opts, best: math.Inf(-1)}
+	t := &Trainer{cfg: cfg, envCfg: envCfg, src: src, val: val, opts: opts, best: math.Inf(-1)}
 	t.rng = rand.New(rand.NewPCG(cfg.Seed, 0x70706f))
 	if cfg.NormalizeReward {
 		t.scaler = newRewardScaler(cfg.NEnvs, cfg.Gamma, cfg.ClipReward)
@@ -400,9 +402,9 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 		logger.Record("train/learning_rate", lr)
 		logger.Record("train/clip_range", cfg.ClipRange)
 
-		// 5. Evaluation on held-out episodes; best.ckpt when it improves.
+		// 5. Evaluation on the validation episodes; best.ckpt when it improves.
 		if cfg.EvalFreq > 0 && (t.steps/cfg.EvalFreq) > ((t.steps-int64(R))/cfg.EvalFreq) {
-			ev, err := Evaluate(ctx, t.pol, t.envCfg, t.eval, cfg.EvalEpisodes, EvalSeed)
+			ev, err := Evaluate(ctx, t.pol, t.envCfg, t.val, cfg.EvalEpisodes, EvalSeed)
 			if err != nil && ctx.Err() == nil {
 				return Summary{}, err
 			}

@@ -154,7 +154,7 @@ eval:
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"exp: 4 nodes (2 workloads)", "exp: 9 nodes (2 workloads, outside the training range)", "kube-default", "first-fit"} {
+	for _, want := range []string{"exp: 4 nodes: 2 seeds x 1 windows", "exp: 9 nodes, outside the training range: 2 seeds x 1 windows", "kube-default", "first-fit"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}

@@ -24,7 +24,7 @@ func newTrainCmd() *cobra.Command {
 		Long: `Train the GNN + pointer policy with PPO on the environment that the config file
 describes (sections: trace, windows, cluster, reward, ppo, eval; unknown keys are errors). The run folder
 gets monitor.csv, progress.csv, TensorBoard event files, config.json, last.ckpt, best.ckpt (best greedy
-evaluation on held-out episodes) and learning_curve.png. Ctrl-C stops after saving last.ckpt;
+evaluation on the validation windows; the test windows are never read) and learning_curve.png. Ctrl-C stops after saving last.ckpt;
 --resume continues from a checkpoint.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -41,9 +41,9 @@ evaluation on held-out episodes) and learning_curve.png. Ctrl-C stops after savi
 					return usageError{err}
 				}
 			}
-			src, evalSrc, err := sources(cmd.Context(), spec)
+			src, valSrc, err := spec.Sources()
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			opts := ppo.Options{Out: out, Resume: resume}
 			if term.IsTerminal(int(os.Stderr.Fd())) {
@@ -52,7 +52,7 @@ evaluation on held-out episodes) and learning_curve.png. Ctrl-C stops after savi
 			if verbose {
 				opts.Verbose = cmd.OutOrStdout()
 			}
-			tr, err := ppo.New(spec.PPO, spec.EnvConfig(), src, evalSrc, opts)
+			tr, err := ppo.New(spec.PPO, spec.EnvConfig(), src, valSrc, opts)
 			if err != nil {
 				return err
 			}

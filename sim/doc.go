@@ -4,7 +4,9 @@
 // milliseconds (type Time). There is no wall clock anywhere in the package.
 //
 // A run replays a Workload (pods with arrival times, machine add/remove
-// events, initial nodes) on an Engine. The engine keeps one event queue, a
+// events, initial nodes, and optionally the pods already running on them:
+// Workload.Initial, the warm start) on an Engine. Config.WarmUp leaves a
+// first stretch of simulated time out of every metric instead. The engine keeps one event queue, a
 // min-heap ordered by (time, sequence number), so ties are resolved in the
 // order events were scheduled and every run is deterministic: the same
 // workload, Config and seed give identical results, bit for bit.

@@ -18,7 +18,8 @@ func newEvalCmd() *cobra.Command {
 		Short: "Compare a trained policy with the heuristics on one workload",
 		Long: `Replay one workload under the heuristics and under the learned policy of a checkpoint
 (greedy, masked by kube-scheduler's filters, exactly like a heuristic) and print the same table or JSON
-lines as replay, with the policy as the row "ppo".`,
+lines as replay, with the policy as the row "ppo". The workload flags are replay's: --nodes is
+the cluster size with and without --trace.` + exitStatuses,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if checkpoint == "" {
@@ -26,6 +27,9 @@ lines as replay, with the policy as the row "ppo".`,
 			}
 			names, err := schedulerNames(f.scheduler)
 			if err != nil {
+				return err
+			}
+			if err := f.check(cmd.Flags()); err != nil {
 				return err
 			}
 			pol, ec, err := ppo.LoadPolicy(checkpoint)
@@ -50,5 +54,6 @@ lines as replay, with the policy as the row "ppo".`,
 	fl.StringVar(&f.scheduler, "scheduler", "all", "heuristics to compare with: a name, or all")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per scheduler, one per line")
 	f.register(fl)
+	noticesToStderr(cmd)
 	return cmd
 }

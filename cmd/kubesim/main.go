@@ -16,10 +16,13 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/kubesim/kubesim/internal/memlimit"
 )
 
 // usageError marks errors in the command line itself (unknown names,
-// impossible values); they exit with status 2, other failures with 1.
+// impossible values); they exit with status 2, sizes too big for the memory
+// (memlimit.ErrTooBig) with 3, other failures with 1.
 type usageError struct{ err error }
 
 func (u usageError) Error() string { return u.err.Error() }
@@ -29,8 +32,12 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "kubesim",
-		Short:         "Learned Kubernetes scheduling in a fast trace-driven cluster simulator",
+		Use:   "kubesim",
+		Short: "Learned Kubernetes scheduling in a fast trace-driven cluster simulator",
+		Long: `Learned Kubernetes scheduling in a fast trace-driven cluster simulator.
+
+Exit status: 0 on success, 1 on failures, 2 for usage errors, 3 when a size needs more
+memory than this machine has.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -47,7 +54,8 @@ func main() {
 }
 
 // run executes the command line args and returns the exit status: 0, 1 for
-// failures, 2 for usage errors (bad flags, unknown names, impossible values).
+// failures, 2 for usage errors (bad flags, unknown names, impossible values),
+// 3 for sizes that need more memory than there is (memlimit.ErrTooBig).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	root := newRootCmd()
@@ -59,6 +67,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "kubesim:", err)
+	if errors.Is(err, memlimit.ErrTooBig) {
+		return 3
+	}
 	var u usageError
 	if errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command") ||
 		strings.HasPrefix(err.Error(), "required flag") || strings.Contains(err.Error(), "accepts 0 arg") {

@@ -28,9 +28,13 @@ func newReplayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay",
 		Short: "Replay a workload under scheduling heuristics and print the metrics",
-		Long: `Replay a workload (the built-in synthetic one) under one heuristic scheduler, or
-under every one with --scheduler all, and print a table of the metrics (or JSON lines with --json).
-All schedulers see the same workload and the same simulator seed.`,
+		Long: `Replay a workload under one heuristic scheduler, or under every one with
+--scheduler all, and print a table of the metrics (or JSON lines with --json). All schedulers
+see the same workload and the same simulator seed.
+
+The workload is the built-in synthetic one (--nodes, --pods, --load), or with --trace a window
+of a converted trace (--window, --load-factor, --dag) on --nodes machines sampled from it (all
+without --nodes). Flags of the other mode are usage errors.` + exitStatuses,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runReplay(cmd.Context(), cmd, f)
@@ -41,12 +45,16 @@ All schedulers see the same workload and the same simulator seed.`,
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per scheduler, one per line")
 	fl.StringVar(&f.samples, "samples", "", "also write every scheduler's metric time series to this CSV file")
 	f.register(fl)
+	noticesToStderr(cmd)
 	return cmd
 }
 
 func runReplay(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
 	names, err := schedulerNames(f.scheduler)
 	if err != nil {
+		return err
+	}
+	if err := f.check(cmd.Flags()); err != nil {
 		return err
 	}
 	w, cfg, err := f.build()

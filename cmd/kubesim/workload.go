@@ -1,17 +1,26 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/kubesim/kubesim/dataset"
+	"github.com/kubesim/kubesim/internal/memlimit"
 	"github.com/kubesim/kubesim/sim"
 )
 
-// workloadFlags choose the workload and cluster of replay and eval.
+// workloadFlags choose the workload and cluster of replay and eval. --nodes
+// is the cluster size in both modes: the synthetic cluster's nodes, or with
+// --trace the machines sampled from the trace.
 type workloadFlags struct {
 	trace      string
 	window     string
-	machines   int
+	machines   int // deprecated alias of --nodes with --trace
 	loadFactor float64
 	dag        bool
 
@@ -21,35 +30,231 @@ type workloadFlags struct {
 	seed      uint64
 	autoscale bool
 	maxNodes  int
+
+	win     dataset.Window // the resolved --window, set by check
+	checked bool           // check passed
 }
+
+// defaultNodes is --nodes of the synthetic workload when it is not given.
+const defaultNodes = 40
+
+// Flags that apply in one mode only.
+var (
+	syntheticOnly = []string{"pods", "load"}
+	traceOnly     = []string{"window", "load-factor", "dag", "machines"}
+)
+
+// memoryLimit is the memory that sizes are checked against (a variable for tests).
+var memoryLimit = memlimit.Detect
+
+// exitStatuses documents run's exit statuses in the help of replay and eval.
+const exitStatuses = `
+Exit status: 0 on success, 1 on failures, 2 for usage errors (unknown flags or names,
+impossible values, flags of the other mode), 3 when the size asked for needs more memory
+than this machine has (checked before anything is allocated).`
 
 func (f *workloadFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.trace, "trace", "", "converted trace folder (see convert, data); empty: the synthetic workload")
-	fl.StringVar(&f.window, "window", "test-0", "trace window: train-N, test-N, dayN, FROM-TO (Go durations or seconds), all")
-	fl.IntVar(&f.machines, "machines", 0, "machines sampled from the trace (0: all)")
-	fl.Float64Var(&f.loadFactor, "load-factor", 1, "trace arrival scaling (above 1 replicates pods, below 1 thins)")
-	fl.BoolVar(&f.dag, "dag", false, "batch tasks wait for the tasks they depend on")
-	fl.IntVar(&f.nodes, "nodes", 40, "nodes at the start")
-	fl.IntVar(&f.pods, "pods", 0, "pods in the synthetic workload (0: 250 per node)")
-	fl.Float64Var(&f.load, "load", 1.0, "offered memory load of the synthetic workload (1 = the cluster's memory)")
+	fl.StringVar(&f.window, "window", "test-0", "with --trace: trace window: train-N, val-N, test-N, dayN, FROM-TO (Go durations or seconds), all")
+	fl.IntVar(&f.machines, "machines", 0, "machines sampled from the trace")
+	fl.MarkDeprecated("machines", "use --nodes")
+	fl.Float64Var(&f.loadFactor, "load-factor", 1, "with --trace: arrival scaling (above 1 replicates pods, below 1 thins)")
+	fl.BoolVar(&f.dag, "dag", false, "with --trace: batch tasks wait for the tasks they depend on")
+	fl.IntVar(&f.nodes, "nodes", defaultNodes, "cluster size: nodes of the synthetic cluster; with --trace, machines sampled from the trace (0 or not given: all)")
+	fl.IntVar(&f.pods, "pods", 0, "synthetic only: pods in the workload (0: 250 per node)")
+	fl.Float64Var(&f.load, "load", 1.0, "synthetic only: offered memory load (1 = the cluster's memory)")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of the workload, the simulator and the schedulers")
 	fl.BoolVar(&f.autoscale, "autoscale", false, "enable the cluster autoscaler (template: the first node's shape)")
-	fl.IntVar(&f.maxNodes, "max-nodes", 0, "autoscaler upper bound (0: twice --nodes)")
+	fl.IntVar(&f.maxNodes, "max-nodes", 0, "with --autoscale: the autoscaler's upper bound (0: twice the initial nodes)")
 }
 
-// build returns the workload and simulator configuration the flags describe.
-func (f *workloadFlags) build() (*sim.Workload, sim.Config, error) {
-	if f.trace != "" {
-		return f.buildTrace()
+// stderrOf writes to the command's error stream as it is when written to.
+type stderrOf struct{ cmd *cobra.Command }
+
+func (w stderrOf) Write(p []byte) (int, error) { return w.cmd.ErrOrStderr().Write(p) }
+
+// noticesToStderr sends the flag parser's notices (deprecated flags) to the
+// error stream: cobra prints them on the output stream, amid JSON lines.
+func noticesToStderr(cmd *cobra.Command) { cmd.Flags().SetOutput(stderrOf{cmd}) }
+
+// check validates the flags (fl says which were given) and refuses sizes
+// that need more memory than there is, before anything big is allocated.
+// It resolves --nodes with --trace (from --machines, or 0 for all) and the
+// window. Errors in the command line are usage errors; a size too big for
+// the memory wraps memlimit.ErrTooBig.
+func (f *workloadFlags) check(fl *pflag.FlagSet) error {
+	for _, name := range syntheticOnly {
+		if f.trace != "" && fl.Changed(name) {
+			return usagef("--%s applies to the synthetic workload only, not with --trace", name)
+		}
 	}
-	if f.nodes <= 0 {
-		return nil, sim.Config{}, usagef("--nodes %d: must be positive", f.nodes)
+	for _, name := range traceOnly {
+		if f.trace == "" && fl.Changed(name) {
+			return usagef("--%s applies with --trace only (the synthetic workload does not use it)", name)
+		}
 	}
-	if f.pods < 0 {
-		return nil, sim.Config{}, usagef("--pods %d: must not be negative", f.pods)
+	if fl.Changed("max-nodes") && !f.autoscale {
+		return usagef("--max-nodes applies with --autoscale only")
 	}
 	if f.maxNodes < 0 {
-		return nil, sim.Config{}, usagef("--max-nodes %d: must not be negative", f.maxNodes)
+		return usagef("--max-nodes %d: must not be negative", f.maxNodes)
+	}
+	if f.trace != "" {
+		if err := f.checkTrace(fl); err != nil {
+			return err
+		}
+		f.checked = true
+		return nil
+	}
+	switch {
+	case f.nodes <= 0:
+		return usagef("--nodes %d: must be positive", f.nodes)
+	case f.pods < 0:
+		return usagef("--pods %d: must not be negative", f.pods)
+	}
+	what := []string{fmt.Sprintf("--nodes %d", f.nodes)}
+	pods := uint64(f.pods)
+	if f.pods > 0 {
+		what = append(what, fmt.Sprintf("--pods %d", f.pods))
+	} else {
+		pods = satMul(uint64(f.nodes), uint64(sim.DefaultSyntheticOptions(1).Pods))
+	}
+	if err := f.checkMemory(fl, what, uint64(f.nodes), pods); err != nil {
+		return err
+	}
+	f.checked = true
+	return nil
+}
+
+// checkTrace is check with --trace.
+func (f *workloadFlags) checkTrace(fl *pflag.FlagSet) error {
+	if fl.Changed("machines") {
+		if fl.Changed("nodes") && f.nodes != f.machines {
+			return usagef("--machines %d and --nodes %d: --machines is the old name of --nodes, give one", f.machines, f.nodes)
+		}
+		f.nodes = f.machines
+	} else if !fl.Changed("nodes") {
+		f.nodes = 0
+	}
+	switch {
+	case f.nodes < 0:
+		return usagef("--nodes %d: must not be negative (0: all the trace's machines)", f.nodes)
+	case !(f.loadFactor > 0) || math.IsInf(f.loadFactor, 0):
+		return usagef("--load-factor %v: must be positive", f.loadFactor)
+	}
+	win, err := dataset.ResolveWindow(f.trace, f.window)
+	if err != nil {
+		return usageError{err}
+	}
+	f.win = win
+	m, err := dataset.ReadManifest(f.trace)
+	if err != nil {
+		return nil // Load says what is wrong with the folder
+	}
+	nodes, pods := traceSize(m, win, f.nodes, f.loadFactor)
+	what := []string{"--trace " + f.trace, "--window " + f.window}
+	if f.nodes > 0 {
+		what = append(what, fmt.Sprintf("--nodes %d", f.nodes))
+	}
+	if fl.Changed("load-factor") {
+		what = append(what, fmt.Sprintf("--load-factor %g", f.loadFactor))
+	}
+	return f.checkMemory(fl, what, nodes, pods)
+}
+
+// checkMemory checks that replaying pods pods on nodes nodes (more under the
+// autoscaler) fits in memory; what are the flags that set the size.
+func (f *workloadFlags) checkMemory(fl *pflag.FlagSet, what []string, nodes, pods uint64) error {
+	peak := nodes
+	if f.autoscale {
+		peak = satMul(nodes, 2)
+		if f.maxNodes > 0 {
+			peak = max(nodes, uint64(f.maxNodes))
+		}
+		if fl.Changed("max-nodes") {
+			what = append(what, fmt.Sprintf("--max-nodes %d", f.maxNodes))
+		}
+	}
+	size := fmt.Sprintf("%d pods", pods)
+	if peak != uint64(f.nodes) {
+		size = fmt.Sprintf("%d nodes, %s", peak, size)
+	}
+	desc := fmt.Sprintf("%s (%s)", strings.Join(what, " "), size)
+	return memoryLimit().Check(desc, memlimit.Estimate(peak, pods))
+}
+
+// traceSize estimates the nodes and pods of loading win of the trace m
+// describes on k machines (0: all) under load factor lf, from row counts
+// alone: machine_meta rows stand for machines (a machine has one or more),
+// and container_meta rows plus the batch_instance rows of the record
+// batches that overlap the window stand for pods (a container has one or
+// more records), kept in the share k / machines and scaled by lf. Without
+// batch_instance, batch_task rows stand in (each task gives instance_num
+// pods: an underestimate).
+func traceSize(m *dataset.Manifest, win dataset.Window, k int, lf float64) (nodes, pods uint64) {
+	var machines, rows float64
+	for _, t := range m.Tables {
+		switch t.Table {
+		case "machine_meta":
+			machines = float64(t.Rows)
+		case "container_meta":
+			rows += float64(t.Rows)
+		case "batch_instance":
+			rows += windowRows(t, win)
+		case "batch_task":
+			if !m.Has("batch_instance") {
+				rows += windowRows(t, win)
+			}
+		}
+	}
+	nodes = uint64(machines)
+	share := 1.0
+	if k > 0 {
+		nodes = uint64(k)
+		if machines > 0 {
+			share = min(1, float64(k)/machines)
+		}
+	}
+	return nodes, satFloat(rows * share * lf)
+}
+
+// windowRows counts the rows of t's record batches whose time range meets
+// win (every row of an untimed batch).
+func windowRows(t dataset.ManifestTable, win dataset.Window) float64 {
+	from, to := win.From.Seconds(), win.To.Seconds()
+	var n float64
+	for _, b := range t.Batches {
+		if !b.Timed || b.NullTimes > 0 || (b.MaxTime >= from && (win.To == 0 || b.MinTime < to)) {
+			n += float64(b.Rows)
+		}
+	}
+	return n
+}
+
+// satMul is a*b, or math.MaxUint64 when that overflows.
+func satMul(a, b uint64) uint64 {
+	if a != 0 && b > math.MaxUint64/a {
+		return math.MaxUint64
+	}
+	return a * b
+}
+
+// satFloat converts a non-negative count to uint64, saturating.
+func satFloat(x float64) uint64 {
+	if x >= math.MaxUint64 {
+		return math.MaxUint64
+	}
+	return uint64(x)
+}
+
+// build returns the workload and simulator configuration the flags
+// describe; check must have passed.
+func (f *workloadFlags) build() (*sim.Workload, sim.Config, error) {
+	if !f.checked {
+		return nil, sim.Config{}, errors.New("workload flags used before they were checked")
+	}
+	if f.trace != "" {
+		return f.buildTrace()
 	}
 	o := sim.DefaultSyntheticOptions(f.nodes)
 	o.Seed, o.Load = f.seed, f.load
@@ -87,18 +292,8 @@ func (f *workloadFlags) simConfig(w *sim.Workload) sim.Config {
 
 // buildTrace loads the trace window the flags name.
 func (f *workloadFlags) buildTrace() (*sim.Workload, sim.Config, error) {
-	switch {
-	case f.machines < 0:
-		return nil, sim.Config{}, usagef("--machines %d: must not be negative", f.machines)
-	case !(f.loadFactor > 0):
-		return nil, sim.Config{}, usagef("--load-factor %v: must be positive", f.loadFactor)
-	}
-	win, err := dataset.ResolveWindow(f.trace, f.window)
-	if err != nil {
-		return nil, sim.Config{}, usageError{err}
-	}
 	w, err := dataset.Load(f.trace, dataset.LoadOptions{
-		Window: win, Machines: f.machines, LoadFactor: f.loadFactor, DAG: f.dag, Seed: f.seed,
+		Window: f.win, Machines: f.nodes, LoadFactor: f.loadFactor, DAG: f.dag, Seed: f.seed,
 	})
 	if err != nil {
 		return nil, sim.Config{}, err

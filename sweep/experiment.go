@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/internal/atomicfile"
+	"github.com/kubesim/kubesim/internal/memlimit"
 	"github.com/kubesim/kubesim/ppo"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -60,6 +63,9 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Report, error) {
 		}
 		test = ws.Test
 	}
+	if err := checkMemory(spec, test); err != nil {
+		return nil, err
+	}
 	cases, err := Cases(spec, test, opts.Seed)
 	if err != nil {
 		return nil, err
@@ -91,6 +97,42 @@ func Run(ctx context.Context, spec *Spec, opts Options) (*Report, error) {
 		return nil, err
 	}
 	return &Report{Spec: spec, Rows: rows, Tables: Summarise(rows, Focused)}, nil
+}
+
+// checkMemory refuses, before anything is loaded, an experiment whose
+// largest concurrent replays would not fit in this machine's memory
+// (internal/memlimit's estimates; the error wraps memlimit.ErrTooBig).
+func checkMemory(spec *Spec, test []dataset.Window) error {
+	var m *dataset.Manifest
+	if spec.Trace != nil {
+		var err error
+		if m, err = dataset.ReadManifest(spec.Trace.Dir); err != nil {
+			return err
+		}
+	}
+	ec := spec.EnvConfig()
+	for _, n := range spec.Eval.Nodes {
+		peak, pods, cases := uint64(n), uint64(n)*uint64(ec.Workload.PodsPerNode), spec.Eval.Seeds
+		if m != nil {
+			pods = 0
+			for _, w := range test {
+				_, p := m.EstimateSize(extend(w, spec.warmUp()), n, spec.Trace.LoadFactor)
+				pods = max(pods, p)
+			}
+			cases *= len(test)
+		}
+		if a := ec.Sim.Autoscaler; a.Enabled {
+			peak = uint64(max(n, a.MaxNodes))
+			if ec.ScaleMax > 0 {
+				peak = uint64(math.Ceil(ec.ScaleMax * float64(n)))
+			}
+		}
+		k := uint64(min(cases, runtime.GOMAXPROCS(0)))
+		if err := memlimit.Check(fmt.Sprintf("eval.nodes %d", n), memlimit.EstimateConcurrent(k, peak, pods)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Schedulers lists the heuristics of eval.schedulers ("all" for every

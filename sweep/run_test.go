@@ -2,8 +2,11 @@ package sweep
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
+	"github.com/kubesim/kubesim/internal/memlimit"
 	"github.com/kubesim/kubesim/sim"
 )
 
@@ -48,4 +51,17 @@ func (firstFit) Schedule(c *sim.Cluster, p *sim.Pod) int {
 		}
 	}
 	return sim.PendingDecision
+}
+
+// TestRunRefusesOversizedCluster: an eval size far beyond memory fails
+// before any workload is built, with an error naming the key.
+func TestRunRefusesOversizedCluster(t *testing.T) {
+	s, err := ParseSpec([]byte("eval:\n  nodes: [3, 100000000]\n  seeds: 1\n  schedulers: [first-fit]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), s, Options{Seed: 1})
+	if !errors.Is(err, memlimit.ErrTooBig) || !strings.Contains(err.Error(), "eval.nodes 100000000") {
+		t.Errorf("Run = %v; want memlimit.ErrTooBig naming eval.nodes 100000000", err)
+	}
 }

@@ -66,7 +66,7 @@ func PlotLearningCurve(progressCSV, outPNG, title string) error {
 		points     bool
 	}{
 		{key: keyEpRewMean, label: "training (" + keyEpRewMean + ")", color: trainColor},
-		{key: keyEvalReward, label: "evaluation (" + keyEvalReward + ")", color: evalColor, points: true},
+		{key: keyEvalReward, label: "validation (" + keyEvalReward + ")", color: evalColor, points: true},
 	} {
 		ys, ok := prog.Column(s.key)
 		if !ok {

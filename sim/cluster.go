@@ -63,6 +63,9 @@ type Pod struct {
 	QueuedAt Time
 	// Attempts counts scheduling decisions taken for this pod.
 	Attempts int32
+	// Group is the dense id of Spec.Group in this run (see GroupID); only
+	// meaningful when Spec.Group is not empty (NoGroup in the engine's pods).
+	Group GroupID
 
 	arrivedAt    Time
 	boundAt      Time // first bind
@@ -105,6 +108,7 @@ type Cluster struct {
 	nodes   []Node
 	now     Time
 	domains [2]map[string]int32
+	groups  []group // by GroupID: bound pods per node and zone
 }
 
 // Nodes returns the live nodes, in order of addition. The slice is the

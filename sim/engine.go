@@ -159,8 +159,10 @@ func New(w *Workload, cfg Config) (*Engine, error) {
 			fill[d]++
 		}
 	}
+	groups, ng := groupIDs(w.Pods)
+	e.c.groups = make([]group, ng)
 	for i := range w.Pods {
-		e.pods[i] = Pod{Spec: &w.Pods[i], ID: PodID(i), Node: -1, unschedAt: -1, waitingDeps: waiting[i]}
+		e.pods[i] = Pod{Spec: &w.Pods[i], ID: PodID(i), Node: -1, Group: groups[i], unschedAt: -1, waitingDeps: waiting[i]}
 	}
 	e.typical = typicalPod(w.Pods, cfg.StrandedQuantile)
 	e.shapes, e.shapeTotal = podShapes(w.Pods, maxShapes)

@@ -86,5 +86,50 @@ func (e *Engine) CheckInvariants() error {
 	if pending != e.pending {
 		return fmt.Errorf("%d pods pending, counter says %d", pending, e.pending)
 	}
+	return e.checkGroups()
+}
+
+// checkGroups verifies the group counts (Cluster.GroupNodes, GroupZones)
+// against a count of the bound pods.
+func (e *Engine) checkGroups() error {
+	type key struct {
+		g  GroupID
+		at int32 // slot, or zone id
+	}
+	perNode := map[key]int32{}
+	perZone := map[key]int32{}
+	for i := range e.pods {
+		p := &e.pods[i]
+		if p.Group < 0 || (p.State != Bound && p.State != Running) {
+			continue
+		}
+		slot := e.nodes[p.Node].slot
+		perNode[key{p.Group, slot}]++
+		if z := e.c.nodes[slot].Domain[0]; z >= 0 {
+			perZone[key{p.Group, z}]++
+		}
+	}
+	entries, zoned := 0, 0
+	for g := range e.c.groups {
+		gr := &e.c.groups[g]
+		for _, gn := range gr.nodes {
+			if want := perNode[key{GroupID(g), gn.Slot}]; gn.Pods != want || want == 0 {
+				return fmt.Errorf("group %d: %d pods counted on the node at slot %d, %d bound", g, gn.Pods, gn.Slot, want)
+			}
+			perNode[key{GroupID(g), gn.Slot}] = -1 // a second entry for the node fails above
+			entries++
+		}
+		for z, k := range gr.zones {
+			if want := perZone[key{GroupID(g), int32(z)}]; k != want {
+				return fmt.Errorf("group %d: %d pods counted in zone %d, %d bound", g, k, z, want)
+			}
+			if k > 0 {
+				zoned++
+			}
+		}
+	}
+	if entries != len(perNode) || zoned != len(perZone) {
+		return fmt.Errorf("group counts cover %d nodes and %d zones, bound pods %d and %d", entries, zoned, len(perNode), len(perZone))
+	}
 	return nil
 }

@@ -9,6 +9,9 @@ func (e *Engine) place(p *Pod, i int) {
 	n := &e.c.nodes[i]
 	n.Requested = n.Requested.Add(p.Spec.Requests)
 	n.Pods++
+	if p.Group >= 0 {
+		e.c.addGroupPods(int32(i), p.Group, 1)
+	}
 	ns := e.nodes[n.ID]
 	p.nodePos = int32(len(ns.pods))
 	ns.pods = append(ns.pods, int32(p.ID))
@@ -143,6 +146,9 @@ func (e *Engine) unbind(p *Pod) {
 	n := &e.c.nodes[ns.slot]
 	n.Requested = n.Requested.Sub(p.Spec.Requests)
 	n.Pods--
+	if p.Group >= 0 {
+		e.c.addGroupPods(ns.slot, p.Group, -1)
+	}
 	if p.State == Running {
 		n.Used = n.Used.Sub(p.use)
 		p.use = Resources{}

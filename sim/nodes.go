@@ -33,17 +33,7 @@ func (e *Engine) addNode(spec NodeSpec) {
 		HardTaints: hasHardTaints(spec.Taints),
 		SoftTaints: softTaints(spec.Taints),
 		Spec:       &ns.spec,
-		Domain:     [2]int32{-1, -1},
-	}
-	for lvl, key := range [2]string{LabelZone, LabelRack} {
-		if v, ok := spec.Labels[key]; ok {
-			d, seen := e.c.domains[lvl][v]
-			if !seen {
-				d = int32(len(e.c.domains[lvl]))
-				e.c.domains[lvl][v] = d
-			}
-			n.Domain[lvl] = d
-		}
+		Domain:     e.c.internDomains(spec.Labels),
 	}
 	e.c.nodes = append(e.c.nodes, n)
 	e.capacityFreed(id)
@@ -80,5 +70,6 @@ func (e *Engine) removeNode(id NodeID, drain bool) {
 		e.nodes[e.c.nodes[i].ID].slot = int32(i)
 	}
 	ns.slot = -1
+	e.c.nodeRemoved(slot)
 	e.maxFreeDirty = true
 }

@@ -11,7 +11,8 @@ import (
 // benchCluster returns a cluster of n nodes of three sizes, each filled to a
 // random share (seeded), with a PreferNoSchedule taint on every tenth node
 // and zone/rack labels, and a set of pods of mixed sizes, a few with
-// tolerations or node affinity. It models a cluster in steady state.
+// tolerations or node affinity, most of them in one of benchGroups groups
+// whose pods are spread over the nodes. It models a cluster in steady state.
 func benchCluster(n int, seed uint64) (*sim.Cluster, []*sim.Pod) {
 	r := rand.New(rand.NewPCG(seed, 7))
 	sizes := []sim.Resources{{CPU: 16000, Mem: 65536}, {CPU: 32000, Mem: 131072}, {CPU: 64000, Mem: 262144}}
@@ -50,8 +51,27 @@ func benchCluster(n int, seed uint64) (*sim.Cluster, []*sim.Pod) {
 		}
 		pods[i] = &sim.Pod{Spec: spec, ID: sim.PodID(i)}
 	}
-	return sim.NewCluster(0, nodes...), pods
+	c := sim.NewCluster(0, nodes...)
+	// Groups (services and jobs) from a stream of their own, so the nodes
+	// and pods above stay as they were: a quarter of each node's pods
+	// belong to one of benchGroups groups, and 7 in 8 pods have a group.
+	rg := rand.New(rand.NewPCG(seed, 11))
+	for i := range nodes {
+		for range nodes[i].Pods / 4 {
+			c.AddGroupPods(i, sim.GroupID(rg.IntN(benchGroups)), 1)
+		}
+	}
+	for _, p := range pods {
+		if rg.IntN(8) > 0 {
+			g := rg.IntN(benchGroups)
+			p.Spec.Group, p.Group = fmt.Sprintf("app-%d", g), sim.GroupID(g)
+		}
+	}
+	return c, pods
 }
+
+// benchGroups is the number of pod groups in benchCluster.
+const benchGroups = 32
 
 // BenchmarkSchedule measures one scheduling decision of each scheduler on a
 // steady-state cluster (the cluster is not modified between decisions).

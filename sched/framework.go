@@ -111,6 +111,8 @@ type Framework struct {
 	// res, when not nil, scores NodeResourcesFit and
 	// NodeResourcesBalancedAllocation together (see resourceFusion).
 	res *resourceFusion
+	// cluster[k] is prof.Scores[k] as a ClusterScorePlugin, or nil.
+	cluster []ClusterScorePlugin
 }
 
 var _ sim.Scheduler = (*Framework)(nil)
@@ -133,11 +135,16 @@ func NewFramework(prof Profile, seed uint64) (*Framework, error) {
 func newFramework(prof Profile, seed uint64) *Framework {
 	// The second PCG word is a fixed constant so that the seed alone
 	// selects the stream.
+	cluster := make([]ClusterScorePlugin, len(prof.Scores))
+	for k, ws := range prof.Scores {
+		cluster[k], _ = ws.Plugin.(ClusterScorePlugin)
+	}
 	return &Framework{
 		prof:           prof,
 		rng:            rand.New(rand.NewPCG(seed, 0x6b75626573696d21)),
 		defaultFilters: isDefaultFilters(prof.Filters),
 		res:            fuseResources(prof.Scores),
+		cluster:        cluster,
 	}
 }
 
@@ -191,7 +198,7 @@ func (f *Framework) Schedule(c *sim.Cluster, p *sim.Pod) int {
 		// Every candidate would score 0 and tie: draw one directly.
 		return int(cand[f.rng.IntN(len(cand))])
 	}
-	total := f.score(nodes, spec, cand)
+	total := f.score(c, p, cand)
 	return int(cand[f.selectBest(total)])
 }
 
@@ -216,7 +223,7 @@ func (f *Framework) Scores(c *sim.Cluster, p *sim.Pod, dst []int64) []int64 {
 	}
 	f.grow(n)
 	cand := f.findFeasible(nodes, p.Spec, 0, n+1)
-	total := f.score(nodes, p.Spec, cand)
+	total := f.score(c, p, cand)
 	for j, i := range cand {
 		dst[i] = total[j]
 	}
@@ -386,7 +393,8 @@ func (f *Framework) rotation(dst []int32, from, n int) []int32 {
 }
 
 // score returns the total weighted score of each candidate.
-func (f *Framework) score(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int64 {
+func (f *Framework) score(c *sim.Cluster, pod *sim.Pod, cand []int32) []int64 {
+	nodes, p := c.Nodes(), pod.Spec
 	total := f.total[:len(cand)]
 	buf := f.buf[:len(cand)]
 	first := true
@@ -399,7 +407,11 @@ func (f *Framework) score(nodes []sim.Node, p *sim.PodSpec, cand []int32) []int6
 		if fused && (k == f.res.fit || k == f.res.balanced) {
 			continue
 		}
-		if !ws.Plugin.Score(nodes, p, cand, buf) {
+		if cs := f.cluster[k]; cs != nil {
+			if !cs.ScoreCluster(c, pod, cand, buf) {
+				continue
+			}
+		} else if !ws.Plugin.Score(nodes, p, cand, buf) {
 			continue
 		}
 		w := ws.Weight

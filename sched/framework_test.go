@@ -193,11 +193,11 @@ func TestProfileValidate(t *testing.T) {
 		{"kube-default is valid", func(*Profile) {}, ""},
 		{"no name", func(p *Profile) { p.Name = "" }, "without a name"},
 		{"nil filter", func(p *Profile) { p.Filters = append(p.Filters, nil) }, "filter 3 is nil"},
-		{"nil score", func(p *Profile) { p.Scores = append(p.Scores, WeightedScore{}) }, "score 4 is nil"},
+		{"nil score", func(p *Profile) { p.Scores = append(p.Scores, WeightedScore{}) }, "score 5 is nil"},
 		{"zero weight", func(p *Profile) { p.Scores[1].Weight = 0 }, "score 1 (NodeAffinity): weight 0 must be positive"},
 		{"percentage too high", func(p *Profile) { p.PercentageOfNodesToScore = 101 }, "percentageOfNodesToScore 101 outside [0, 100]"},
 		{"negative percentage", func(p *Profile) { p.PercentageOfNodesToScore = -1 }, "percentageOfNodesToScore -1"},
-		{"first fit with scores", func(p *Profile) { p.Select = SelectFirst }, "would ignore its 4 score plugins"},
+		{"first fit with scores", func(p *Profile) { p.Select = SelectFirst }, "would ignore its 5 score plugins"},
 		{"unknown selection", func(p *Profile) { p.Select = 9 }, "unknown selection 9"},
 	}
 	for _, tt := range tests {
@@ -232,9 +232,20 @@ func TestNewKubeDefaultOptions(t *testing.T) {
 	if _, err := NewKubeDefault(1, KubeDefaultOptions{Strategy: 7}); err == nil || !strings.Contains(err.Error(), "unknown scoring strategy 7") {
 		t.Errorf("strategy 7: err = %v; want an error naming the strategy", err)
 	}
-	f, err := NewKubeDefault(1, KubeDefaultOptions{Strategy: MostAllocatedStrategy})
-	if err != nil || f.Name() != NameMostAllocated {
-		t.Errorf("most allocated: name %q, err %v; want %q, nil", f.Name(), err, NameMostAllocated)
+	for _, c := range []struct {
+		o      KubeDefaultOptions
+		name   string
+		scores int
+	}{
+		{KubeDefaultOptions{}, NameKubeDefault, 5},
+		{KubeDefaultOptions{NoSpread: true}, NameKubeDefaultNoSpread, 4},
+		{KubeDefaultOptions{Strategy: MostAllocatedStrategy, NoSpread: true}, NameMostAllocated, 4},
+		{KubeDefaultOptions{Strategy: MostAllocatedStrategy}, "most-allocated-spread", 5},
+	} {
+		f, err := NewKubeDefault(1, c.o)
+		if err != nil || f.Name() != c.name || len(f.Profile().Scores) != c.scores {
+			t.Errorf("%+v: name %q, err %v, %d scores; want %q, nil, %d", c.o, f.Name(), err, len(f.Profile().Scores), c.name, c.scores)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/kubesim/kubesim/sim"
@@ -64,7 +65,9 @@ func TestFusedFrameworkMatchesGeneric(t *testing.T) {
 	sampled.Name = "kube-default sampling 30%"
 	profiles := []Profile{
 		KubeDefaultProfile(KubeDefaultOptions{}),
+		KubeDefaultProfile(KubeDefaultOptions{NoSpread: true}),
 		KubeDefaultProfile(KubeDefaultOptions{Strategy: MostAllocatedStrategy}),
+		KubeDefaultProfile(KubeDefaultOptions{Strategy: MostAllocatedStrategy, NoSpread: true}),
 		sampled,
 		// the one-pass filters without the fused score, and first-feasible
 		// selection's early stop
@@ -72,7 +75,8 @@ func TestFusedFrameworkMatchesGeneric(t *testing.T) {
 	}
 	for _, prof := range profiles {
 		fast, slow := newFramework(prof, 3), newFramework(prof, 3)
-		if !fast.defaultFilters || (fast.res == nil) != (len(prof.Scores) != 4) {
+		wantRes := strings.HasPrefix(prof.Name, NameKubeDefault) || strings.HasPrefix(prof.Name, NameMostAllocated)
+		if !fast.defaultFilters || (fast.res != nil) != wantRes {
 			t.Fatalf("%s: fast paths %v / %v", prof.Name, fast.defaultFilters, fast.res != nil)
 		}
 		slow.defaultFilters, slow.res = false, nil
@@ -84,8 +88,10 @@ func TestFusedFrameworkMatchesGeneric(t *testing.T) {
 				n = 100 + r.IntN(300)
 			}
 			c := randomCluster(r, n)
+			addRandomGroups(r, c, 4)
 			for range 6 {
 				p := randomPod(r)
+				randomGroup(r, p, 5) // one in five without a group
 				a, b := fast.Schedule(c, p), slow.Schedule(c, p)
 				if a != b || fast.next != slow.next {
 					t.Fatalf("%s, round %d (%d nodes): fast chose %d (next %d), generic %d (next %d)", prof.Name, round, n, a, fast.next, b, slow.next)

@@ -24,29 +24,46 @@ type KubeDefaultOptions struct {
 	// (the default) or MostAllocatedStrategy, kube-scheduler's bin-packing
 	// configuration.
 	Strategy ScoringStrategy
+	// NoSpread leaves PodTopologySpread out of the scores: kubesim's
+	// profile before it modelled the plugin (NameKubeDefaultNoSpread, and
+	// NameMostAllocated with MostAllocatedStrategy), kept for comparison.
+	NoSpread bool
 }
 
 // KubeDefaultProfile returns kube-scheduler's default profile restricted to
 // what kubesim models. Filters: TaintToleration, NodeAffinity,
 // NodeResourcesFit (upstream order). Scores: TaintToleration weight 3,
 // NodeAffinity weight 2, NodeResourcesFit (o.Strategy, CPU and memory weight
-// 1) weight 1, NodeResourcesBalancedAllocation weight 1. It is named
-// NameKubeDefault, or NameMostAllocated with MostAllocatedStrategy.
+// 1) weight 1, NodeResourcesBalancedAllocation weight 1 and, unless
+// o.NoSpread, PodTopologySpread (system default constraints) weight 2. It is
+// named NameKubeDefault, NameKubeDefaultNoSpread with o.NoSpread,
+// NameMostAllocated with MostAllocatedStrategy and o.NoSpread, and
+// "most-allocated-spread" (not in the registry) with MostAllocatedStrategy
+// alone.
 func KubeDefaultProfile(o KubeDefaultOptions) Profile {
 	name := NameKubeDefault
-	if o.Strategy == MostAllocatedStrategy {
+	switch {
+	case o.Strategy == MostAllocatedStrategy && o.NoSpread:
 		name = NameMostAllocated
+	case o.Strategy == MostAllocatedStrategy:
+		name = NameMostAllocated + "-spread"
+	case o.NoSpread:
+		name = NameKubeDefaultNoSpread
 	}
 	fit := NewNodeResourcesFit(o.Strategy)
+	scores := []WeightedScore{
+		{TaintToleration{}, TaintTolerationWeight},
+		{NodeAffinity{}, NodeAffinityWeight},
+		{fit, NodeResourcesFitWeight},
+		{NodeResourcesBalancedAllocation{}, NodeResourcesBalancedAllocationWeight},
+	}
+	if !o.NoSpread {
+		scores = append(scores, WeightedScore{NewPodTopologySpread(), PodTopologySpreadWeight})
+	}
 	return Profile{
-		Name:    name,
-		Filters: DefaultFilters(),
-		Scores: []WeightedScore{
-			{TaintToleration{}, TaintTolerationWeight},
-			{NodeAffinity{}, NodeAffinityWeight},
-			{fit, NodeResourcesFitWeight},
-			{NodeResourcesBalancedAllocation{}, NodeResourcesBalancedAllocationWeight},
-		},
+		Name:                     name,
+		Filters:                  DefaultFilters(),
+		Scores:                   scores,
 		PercentageOfNodesToScore: o.PercentageOfNodesToScore,
 		Select:                   SelectBest,
 	}

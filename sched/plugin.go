@@ -43,6 +43,16 @@ type ScorePlugin interface {
 	Score(nodes []sim.Node, p *sim.PodSpec, cand []int32, dst []int64) bool
 }
 
+// ClusterScorePlugin is a ScorePlugin that needs more than the candidates'
+// node states: pods bound anywhere in the cluster and the pod's engine state
+// (its group), as upstream's PreScore reads the scheduler's snapshot. The
+// framework calls ScoreCluster instead of Score, with the same contract;
+// Score itself, without the cluster, returns false.
+type ClusterScorePlugin interface {
+	ScorePlugin
+	ScoreCluster(c *sim.Cluster, p *sim.Pod, cand []int32, dst []int64) bool
+}
+
 // NormalizeScore is kube-scheduler's DefaultNormalizeScore: it scales scores
 // from [0, max(scores)] to [0, maxPriority] with integer arithmetic, in place,
 // and with reverse set replaces each result s by maxPriority - s. When every

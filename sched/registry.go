@@ -10,18 +10,23 @@ import (
 
 // Scheduler names accepted by New.
 const (
-	NameBestFit       = "best-fit"
-	NameFirstFit      = "first-fit"
-	NameKubeDefault   = "kube-default"
-	NameMostAllocated = "most-allocated"
-	NameRandom        = "random"
-	NameTetris        = "tetris"
+	NameBestFit     = "best-fit"
+	NameFirstFit    = "first-fit"
+	NameKubeDefault = "kube-default"
+	// NameKubeDefaultNoSpread is kube-default without PodTopologySpread,
+	// the profile kube-default was before kubesim modelled that plugin.
+	NameKubeDefaultNoSpread = "kube-default-nospread"
+	NameMostAllocated       = "most-allocated"
+	NameRandom              = "random"
+	NameTetris              = "tetris"
 )
 
 // ErrUnknownScheduler is wrapped by New's error for a name it does not know.
 var ErrUnknownScheduler = errors.New("unknown scheduler")
 
-// registry lists every scheduler New can build, sorted by name.
+// registry lists every scheduler New can build, sorted by name, except
+// that kube-default-nospread follows kube-default (experiments run "all"
+// in this order).
 var registry = [...]struct {
 	name  string
 	build func(seed uint64) sim.Scheduler
@@ -31,14 +36,19 @@ var registry = [...]struct {
 	{NameKubeDefault, func(seed uint64) sim.Scheduler {
 		return newFramework(KubeDefaultProfile(KubeDefaultOptions{}), seed)
 	}},
+	{NameKubeDefaultNoSpread, func(seed uint64) sim.Scheduler {
+		return newFramework(KubeDefaultProfile(KubeDefaultOptions{NoSpread: true}), seed)
+	}},
 	{NameMostAllocated, func(seed uint64) sim.Scheduler {
-		return newFramework(KubeDefaultProfile(KubeDefaultOptions{Strategy: MostAllocatedStrategy}), seed)
+		return newFramework(KubeDefaultProfile(KubeDefaultOptions{Strategy: MostAllocatedStrategy, NoSpread: true}), seed)
 	}},
 	{NameRandom, func(seed uint64) sim.Scheduler { return NewRandom(seed) }},
 	{NameTetris, func(seed uint64) sim.Scheduler { return NewTetris(seed) }},
 }
 
-// Names returns the names New accepts, sorted. The slice is the caller's.
+// Names returns the names New accepts, in the registry's order (sorted,
+// kube-default-nospread right after kube-default). The slice is the
+// caller's.
 func Names() []string {
 	names := make([]string, len(registry))
 	for i, e := range registry {

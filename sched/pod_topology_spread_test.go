@@ -228,7 +228,8 @@ func randomGroup(r *rand.Rand, p *sim.Pod, noGroup int) {
 
 // TestPodTopologySpreadMatchesReference compares the plugin, which reads the
 // cluster's incremental group counts, with refSpread on random clusters
-// (zones a-c and nodes without a zone), random candidate subsets and pods
+// (zones a-c, or over 63 zones, and nodes without a zone), random candidate
+// subsets and pods
 // with and without required affinity, reusing one plugin so that stale
 // scratch state would show.
 func TestPodTopologySpreadMatchesReference(t *testing.T) {
@@ -236,6 +237,19 @@ func TestPodTopologySpreadMatchesReference(t *testing.T) {
 	pl := NewPodTopologySpread()
 	for round := range 2000 {
 		c := randomCluster(r, 1+r.IntN(60))
+		if round%8 == 0 {
+			// Many zones: past zoneValues' bit mask.
+			nodes := randomCluster(r, 120+r.IntN(80)).Nodes()
+			for i := range nodes {
+				if _, ok := nodes[i].Spec.Labels[sim.LabelZone]; ok {
+					nodes[i].Spec.Labels[sim.LabelZone] = fmt.Sprintf("z%d", r.IntN(300))
+				}
+			}
+			c = sim.NewCluster(0, nodes...)
+			if c.Domains(0) < 63 {
+				t.Fatalf("round %d: %d zones", round, c.Domains(0))
+			}
+		}
 		counts := addRandomGroups(r, c, 4)
 		nodes := c.Nodes()
 		for range 4 {

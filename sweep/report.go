@@ -247,8 +247,9 @@ func WriteSummary(w io.Writer, title string, tables []SizeSummary, metrics []Met
 }
 
 // writeAligned writes a plain text table: the first column left-aligned,
-// the others right-aligned, columns two spaces apart, a rule under the
-// header. Widths count runes, so "±" is one column.
+// the others right-aligned, columns one space apart (values hold no
+// spaces), a rule under the header. Widths count runes, so "±" is one
+// column.
 func writeAligned(b *strings.Builder, header []string, rows [][]string) {
 	width := make([]int, len(header))
 	for _, r := range append([][]string{header}, rows...) {
@@ -263,7 +264,7 @@ func writeAligned(b *strings.Builder, header []string, rows [][]string) {
 			case i == 0:
 				b.WriteString(c + pad)
 			default:
-				b.WriteString("  " + pad + c)
+				b.WriteString(" " + pad + c)
 			}
 		}
 		b.WriteByte('\n')
@@ -273,7 +274,7 @@ func writeAligned(b *strings.Builder, header []string, rows [][]string) {
 	for _, w := range width {
 		total += w
 	}
-	b.WriteString(strings.Repeat("-", total+2*(len(width)-1)) + "\n")
+	b.WriteString(strings.Repeat("-", total+len(width)-1) + "\n")
 	for _, r := range rows {
 		line(r)
 	}

@@ -59,7 +59,7 @@ func TestSummarise(t *testing.T) {
 func TestSummaryWidth(t *testing.T) {
 	var rows []Row
 	for seed := uint64(1); seed <= 5; seed++ {
-		for _, name := range []string{"most-allocated", "kube-default", Learned} {
+		for _, name := range []string{"kube-default-nospread", "kube-default", Learned} {
 			rows = append(rows, Row{Nodes: 200, Seed: seed, Workload: "w", Result: &sim.Result{
 				Scheduler: name, Unschedulable: int64(190 * seed), HighPrioPendingMeanMs: 190e3 * float64(seed),
 				HighPrioPendingP95CensoredMs: 7.2e6 / float64(seed+1), SLAAnyPer1k: 190 * float64(seed),

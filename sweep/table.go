@@ -5,67 +5,31 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"strings"
 
 	"github.com/kubesim/kubesim/sim"
 )
 
-// column is one metric of the comparison table.
-type column struct {
-	header string
-	value  func(r *sim.Result) string
-}
-
-func f3(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
-func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-func i64(v int64) string  { return strconv.FormatInt(v, 10) }
-func secs(ms float64) string {
-	return strconv.FormatFloat(ms/1000, 'f', 1, 64)
-}
-
-var columns = []column{
-	{"scheduler", func(r *sim.Result) string { return r.Scheduler }},
-	{"pods", func(r *sim.Result) string { return i64(r.Pods) }},
-	{"unsched", func(r *sim.Result) string { return i64(r.Unschedulable) }},
-	{"frag mean", func(r *sim.Result) string { return f3(r.FragmentationMean) }},
-	{"frag@peak", func(r *sim.Result) string { return f3(r.FragmentationAtPeak) }},
-	{"strand cpu", func(r *sim.Result) string { return f3(r.StrandedCPU) }},
-	{"strand mem", func(r *sim.Result) string { return f3(r.StrandedMem) }},
-	{"node cpu std", func(r *sim.Result) string { return f3(r.NodeCPUStdMean) }},
-	{"pend mean s", func(r *sim.Result) string { return secs(r.PendingLatencyMeanMs) }},
-	{"pend p95 s", func(r *sim.Result) string { return secs(r.PendingLatencyP95Ms) }},
-	{"pend p99 s", func(r *sim.Result) string { return secs(r.PendingLatencyP99Ms) }},
-	{"high p95 s", func(r *sim.Result) string { return secs(r.HighPrioPendingP95Ms) }},
-	{"sla/1k", func(r *sim.Result) string { return f1(r.SLAViolationsPer1k) }},
-	{"evict", func(r *sim.Result) string { return i64(r.Evictions) }},
-	{"preempt", func(r *sim.Result) string { return i64(r.Preemptions) }},
-	{"node-h", func(r *sim.Result) string { return f1(r.NodeHours) }},
-	{"cpu util", func(r *sim.Result) string { return f3(r.MeanCPUUtil) }},
-	{"mem util", func(r *sim.Result) string { return f3(r.MeanMemUtil) }},
-}
-
-// WriteTable renders results as a text table, one row per result, in the
-// order given.
+// WriteTable renders single replays as a text table, one row per result in
+// the order given: the scheduler, its pods, and the Focused metrics (every
+// metric is in WriteJSONLines' output). It fits 120 characters.
 func WriteTable(w io.Writer, results []*sim.Result) error {
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-	header := make([]string, len(columns))
-	for i, c := range columns {
-		header[i] = c.header
+	header := []string{"scheduler", "pods"}
+	for _, m := range Focused {
+		header = append(header, m.Header)
 	}
-	t.Header(header)
-	for _, r := range results {
-		row := make([]string, len(columns))
-		for i, c := range columns {
-			row[i] = c.value(r)
-		}
-		if err := t.Append(row); err != nil {
-			return fmt.Errorf("writing table: %w", err)
+	rows := make([][]string, len(results))
+	for i, r := range results {
+		rows[i] = []string{r.Scheduler, strconv.FormatInt(r.Pods, 10)}
+		for _, m := range Focused {
+			rows[i] = append(rows[i], formatIV(Interval{Mean: m.Value(r), Half: math.NaN()}, m.Digits, false))
 		}
 	}
-	if err := t.Render(); err != nil {
+	var b strings.Builder
+	writeAligned(&b, header, rows)
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}
 	return nil

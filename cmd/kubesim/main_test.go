@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubesim/kubesim/sched"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -58,8 +60,8 @@ func TestReplayJSON(t *testing.T) {
 		t.Error("seeds 3 and 4 gave identical output")
 	}
 	lines := strings.Split(strings.TrimSpace(a), "\n")
-	if len(lines) != 6 {
-		t.Fatalf("%d JSON lines; want one per scheduler (6)", len(lines))
+	if len(lines) != len(sched.Names()) {
+		t.Fatalf("%d JSON lines; want one per scheduler (%d)", len(lines), len(sched.Names()))
 	}
 	keys := []string{"scheduler", "pods", "unschedulable", "fragmentation_mean", "fragmentation_at_peak",
 		"stranded_cpu", "stranded_mem", "node_cpu_var_mean", "node_cpu_std_mean", "pending_latency_mean_ms",
@@ -83,7 +85,7 @@ func TestReplayJSON(t *testing.T) {
 
 func TestReplayTable(t *testing.T) {
 	code, out, stderr := runCLI(t, "replay", "--nodes", "4", "--pods", "200", "--scheduler", "kube-default")
-	if code != 0 || !strings.Contains(out, "kube-default") || !strings.Contains(out, "frag mean") {
+	if code != 0 || !strings.Contains(out, "kube-default") || !strings.Contains(out, "frag cpu%") {
 		t.Errorf("exit %d, output %q, stderr %q", code, out, stderr)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // defaultVersion identifies the generator behind the default trace beside
 // DefaultSynthOptions: bump it whenever Synth writes other bytes for the same
 // options, so that default traces made before are made again.
-const defaultVersion = 1
+const defaultVersion = 2
 
 // DefaultStampFile is the file, beside the manifest, in which EnsureDefault
 // records what it generated (format, defaultVersion and the SynthOptions).

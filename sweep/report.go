@@ -8,6 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
 	"github.com/kubesim/kubesim/sim"
 )
 
@@ -238,44 +242,47 @@ func WriteSummary(w io.Writer, title string, tables []SizeSummary, metrics []Met
 				}
 			}
 		}
-		writeAligned(&b, header, body)
+		if err := writeAligned(&b, header, body); err != nil {
+			return err
+		}
 		fmt.Fprintf(&b, "difference against the best heuristic of each column (=), paired by seed (! the 95%% CI excludes 0)\n")
-		writeAligned(&b, header, diff)
+		if err := writeAligned(&b, header, diff); err != nil {
+			return err
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writeAligned writes a plain text table: the first column left-aligned,
-// the others right-aligned, columns one space apart (values hold no
-// spaces), a rule under the header. Widths count runes, so "±" is one
-// column.
-func writeAligned(b *strings.Builder, header []string, rows [][]string) {
-	width := make([]int, len(header))
-	for _, r := range append([][]string{header}, rows...) {
-		for i, c := range r {
-			width[i] = max(width[i], len([]rune(c)))
-		}
+// writeAligned writes a plain text table with tablewriter: no borders, the
+// first column left-aligned and the others right-aligned, columns one
+// space apart (values hold no spaces), a rule under the header.
+func writeAligned(b *strings.Builder, header []string, rows [][]string) error {
+	align := make(tw.Alignment, len(header))
+	for i := range align {
+		align[i] = tw.AlignRight
 	}
-	line := func(r []string) {
-		for i, c := range r {
-			pad := strings.Repeat(" ", width[i]-len([]rune(c)))
-			switch {
-			case i == 0:
-				b.WriteString(c + pad)
-			default:
-				b.WriteString(" " + pad + c)
-			}
-		}
-		b.WriteByte('\n')
+	align[0] = tw.AlignLeft
+	t := tablewriter.NewTable(b,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleASCII),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.On},
+			},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithTrimSpace(tw.Off),
+		tablewriter.WithAlignment(align),
+		tablewriter.WithPadding(tw.Padding{Left: "", Right: " ", Overwrite: true}),
+	)
+	t.Header(header)
+	if err := t.Bulk(rows); err != nil {
+		return fmt.Errorf("writing table: %w", err)
 	}
-	line(header)
-	total := 0
-	for _, w := range width {
-		total += w
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("writing table: %w", err)
 	}
-	b.WriteString(strings.Repeat("-", total+len(width)-1) + "\n")
-	for _, r := range rows {
-		line(r)
-	}
+	return nil
 }

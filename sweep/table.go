@@ -28,7 +28,9 @@ func WriteTable(w io.Writer, results []*sim.Result) error {
 		}
 	}
 	var b strings.Builder
-	writeAligned(&b, header, rows)
+	if err := writeAligned(&b, header, rows); err != nil {
+		return err
+	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return fmt.Errorf("writing table: %w", err)
 	}

@@ -23,6 +23,7 @@ type workloadFlags struct {
 	machines   int // deprecated alias of --nodes with --trace
 	loadFactor float64
 	dag        bool
+	warmStart  string
 
 	nodes     int
 	pods      int
@@ -41,7 +42,7 @@ const defaultNodes = 40
 // Flags that apply in one mode only.
 var (
 	syntheticOnly = []string{"pods", "load"}
-	traceOnly     = []string{"window", "load-factor", "dag", "machines"}
+	traceOnly     = []string{"window", "load-factor", "dag", "machines", "warm-start"}
 )
 
 // memoryLimit is the memory that sizes are checked against (a variable for tests).
@@ -60,6 +61,7 @@ func (f *workloadFlags) register(fl *pflag.FlagSet) {
 	fl.MarkDeprecated("machines", "use --nodes")
 	fl.Float64Var(&f.loadFactor, "load-factor", 1, "with --trace: arrival scaling (above 1 replicates pods, below 1 thins)")
 	fl.BoolVar(&f.dag, "dag", false, "with --trace: batch tasks wait for the tasks they depend on")
+	fl.StringVar(&f.warmStart, "warm-start", "placement", "with --trace: placement (the containers running at the window's start on their trace machines, as experiments do) or none (they arrive together at its start)")
 	fl.IntVar(&f.nodes, "nodes", defaultNodes, "cluster size: nodes of the synthetic cluster; with --trace, machines sampled from the trace (0 or not given: all)")
 	fl.IntVar(&f.pods, "pods", 0, "synthetic only: pods in the workload (0: 250 per node)")
 	fl.Float64Var(&f.load, "load", 1.0, "synthetic only: offered memory load (1 = the cluster's memory)")
@@ -141,6 +143,8 @@ func (f *workloadFlags) checkTrace(fl *pflag.FlagSet) error {
 		return usagef("--nodes %d: must not be negative (0: all the trace's machines)", f.nodes)
 	case !(f.loadFactor > 0) || math.IsInf(f.loadFactor, 0):
 		return usagef("--load-factor %v: must be positive", f.loadFactor)
+	case f.warmStart != "placement" && f.warmStart != "none":
+		return usagef("--warm-start %q: want placement or none", f.warmStart)
 	}
 	win, err := dataset.ResolveWindow(f.trace, f.window)
 	if err != nil {
@@ -238,6 +242,7 @@ func (f *workloadFlags) simConfig(w *sim.Workload) sim.Config {
 func (f *workloadFlags) buildTrace() (*sim.Workload, sim.Config, error) {
 	w, err := dataset.Load(f.trace, dataset.LoadOptions{
 		Window: f.win, Machines: f.nodes, LoadFactor: f.loadFactor, DAG: f.dag, Seed: f.seed,
+		WarmStart: f.warmStart == "placement",
 	})
 	if err != nil {
 		return nil, sim.Config{}, err

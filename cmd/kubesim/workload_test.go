@@ -51,6 +51,8 @@ func TestModeFlags(t *testing.T) {
 		{"machines and nodes disagree", []string{"--trace", "nowhere", "--machines", "5", "--nodes", "6"}, "--machines 5 and --nodes 6"},
 		{"negative nodes with trace", []string{"--trace", "nowhere", "--nodes", "-1"}, "--nodes -1"},
 		{"bad load factor", []string{"--trace", "nowhere", "--load-factor", "0"}, "--load-factor 0"},
+		{"warm start without trace", []string{"--warm-start", "none"}, "--warm-start applies with --trace only"},
+		{"unknown warm start", []string{"--trace", "nowhere", "--warm-start", "hot"}, `--warm-start "hot": want placement or none`},
 	}
 	for _, tc := range cases {
 		for _, cmd := range [][]string{{"replay"}, {"eval", "--checkpoint", "absent.ckpt"}} {

@@ -632,13 +632,13 @@ func summary(xs []float64) [8]float64 {
 // Write prints the report as a table: per property the trace's figures on
 // one line and the target's below, the KS D on the first.
 func (r *FidelityReport) Write(w io.Writer) error {
-	want := "target (calibration.md)"
+	want := "target (calibration.md); KS D against the target's piecewise-linear CDF"
 	if r.Against != "" {
-		want = "against " + r.Against
+		want = r.Against + "; two-sample KS D"
 	}
 	st := r.Stats
 	if _, err := fmt.Fprintf(w, "trace %s: %d machines, %d machine_meta rows, %d jobs (%d DAG), span %.1f days\n"+
-		"compared with: %s; KS D against the target's piecewise-linear CDF (two-sample with --against)\n\n",
+		"compared with: %s\n\n",
 		r.Trace, st.Machines, st.MetaRows, st.Jobs, st.DAGJobs, float64(st.Span)/86400, want); err != nil {
 		return err
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -21,6 +23,7 @@ import (
 	"github.com/apache/arrow/go/v15/arrow/ipc"
 	"github.com/apache/arrow/go/v15/arrow/memory"
 
+	"github.com/kubesim/kubesim/internal/atomicdir"
 	"github.com/kubesim/kubesim/internal/atomicfile"
 )
 
@@ -230,8 +233,14 @@ var crcTable = crc32.IEEETable
 // the published table.tar.gz; a file named table.anything.csv also counts) and
 // writes outDir/table.arrow for each, then outDir/manifest.json. Rows are
 // streamed in record batches of opts.BatchRows, so memory does not grow with
-// the input. Each output file is written to a temporary name and renamed
-// when complete.
+// the input. The whole folder is replaced at once (internal/atomicdir): the
+// tables and the manifest are written into a temporary sibling of outDir
+// that is swapped in only when all of them are complete, so a failed,
+// cancelled or killed conversion leaves outDir as it was, and readers see
+// the old trace or the new one, never a mix. outDir is locked while it is
+// written: a second conversion into it fails (atomicdir.ErrLocked) naming
+// the folder and the pid of the first. An outDir that holds other files
+// than a trace's is refused rather than replaced.
 //
 // The .arrow files hold the Arrow IPC streaming format: every record batch
 // carries its own dictionaries for the string columns, which keeps memory
@@ -248,9 +257,14 @@ func Convert(ctx context.Context, inDir, outDir string, opts ConvertOptions) (Su
 	if len(inputs) == 0 {
 		return Summary{}, fmt.Errorf("no trace tables in %s (want files such as %s.csv, %s.csv.gz or %s.tar.gz)", inDir, MachineMeta, MachineMeta, MachineMeta)
 	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return Summary{}, fmt.Errorf("creating output directory: %w", err)
+	if err := replaceableTrace(outDir); err != nil {
+		return Summary{}, err
 	}
+	lock, err := atomicdir.Lock(outDir)
+	if err != nil {
+		return Summary{}, fmt.Errorf("converting into %s: %w", outDir, err)
+	}
+	defer lock.Unlock()
 	var total int64
 	for _, in := range inputs {
 		total += in.size
@@ -261,33 +275,64 @@ func Convert(ctx context.Context, inDir, outDir string, opts ConvertOptions) (Su
 		progress = func(n int64) { opts.Progress(done.Add(n), total) }
 	}
 	var sum Summary
-	m := Manifest{Format: manifestFormat, Version: manifestVersion}
-	for _, in := range sortedInputs(inputs) {
-		ts, err := convertTable(ctx, in, outDir, opts, progress)
+	err = atomicdir.Replace(outDir, func(tmp string) error {
+		m := Manifest{Format: manifestFormat, Version: manifestVersion}
+		for _, in := range sortedInputs(inputs) {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("converting into %s: %w", outDir, err)
+			}
+			ts, err := convertTable(ctx, in, tmp, outDir, opts, progress)
+			if err != nil {
+				return err
+			}
+			for _, s := range ts.Samples {
+				opts.Logger.Warn("malformed row dropped", "table", ts.Table, "row", s)
+			}
+			sum.Tables = append(sum.Tables, ts)
+			comp := opts.Compression
+			if comp == "none" {
+				comp = ""
+			}
+			m.Tables = append(m.Tables, ManifestTable{Table: ts.Table, File: ts.Table + ".arrow", Rows: ts.Kept,
+				Bytes: ts.Bytes, CRC32: ts.CRC32, MaxTime: ts.MaxTime, Read: ts.Read, Dropped: ts.Dropped,
+				Compression: comp, Batches: ts.Batches})
+			m.Span = max(m.Span, ts.MaxTime)
+		}
+		b, err := json.MarshalIndent(&m, "", "  ")
 		if err != nil {
-			return sum, err
+			return fmt.Errorf("encoding manifest: %w", err)
 		}
-		for _, s := range ts.Samples {
-			opts.Logger.Warn("malformed row dropped", "table", ts.Table, "row", s)
-		}
-		sum.Tables = append(sum.Tables, ts)
-		comp := opts.Compression
-		if comp == "none" {
-			comp = ""
-		}
-		m.Tables = append(m.Tables, ManifestTable{Table: ts.Table, File: ts.Table + ".arrow", Rows: ts.Kept,
-			Bytes: ts.Bytes, CRC32: ts.CRC32, MaxTime: ts.MaxTime, Read: ts.Read, Dropped: ts.Dropped,
-			Compression: comp, Batches: ts.Batches})
-		m.Span = max(m.Span, ts.MaxTime)
-	}
-	b, err := json.MarshalIndent(&m, "", "  ")
+		return writeFileAtomic(filepath.Join(tmp, ManifestFile), append(b, '\n'))
+	})
 	if err != nil {
-		return sum, fmt.Errorf("encoding manifest: %w", err)
-	}
-	if err := writeFileAtomic(filepath.Join(outDir, ManifestFile), append(b, '\n')); err != nil {
 		return sum, err
 	}
 	return sum, nil
+}
+
+// replaceableTrace refuses an output folder that Convert must not replace
+// as a whole: one holding anything but a trace's files (a manifest, Arrow
+// tables, the default trace's stamp, hidden temporaries). A missing or
+// empty folder is fine.
+func replaceableTrace(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output folder: %w", err)
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, ".") || n == ManifestFile || n == DefaultStampFile {
+			continue
+		}
+		if t, ok := strings.CutSuffix(n, ".arrow"); ok && defs[t] != nil && !e.IsDir() {
+			continue
+		}
+		return fmt.Errorf("output folder %s holds %s, which is not part of a converted trace: Convert replaces the whole folder, so give an empty or new folder (or a trace folder)", dir, n)
+	}
+	return nil
 }
 
 // ipcOptions returns the writer options for a table.
@@ -319,10 +364,12 @@ func (h *hashingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func convertTable(ctx context.Context, in input, outDir string, opts ConvertOptions, progress func(int64)) (TableSummary, error) {
+// convertTable converts one table into writeDir; errors and the summary
+// name the file as it will be in outDir.
+func convertTable(ctx context.Context, in input, writeDir, outDir string, opts ConvertOptions, progress func(int64)) (TableSummary, error) {
 	out := filepath.Join(outDir, in.table+".arrow")
 	ts := TableSummary{Table: in.table, Input: in.path, Output: out}
-	err := writeAtomic(out, func(f io.Writer) error {
+	err := writeAtomic(filepath.Join(writeDir, in.table+".arrow"), func(f io.Writer) error {
 		return encodeTable(ctx, defs[in.table], f, out, opts, &ts, func(fn func(string, io.Reader) error) error {
 			return in.members(progress, fn)
 		})

@@ -157,6 +157,9 @@ func randomTable(r *rand.Rand, def *tableDef, n int) roundTripCase {
 				b.WriteString(s)
 			case kInt:
 				v := r.Int64N(2_000_000) - 1000
+				if col.pos { // resources are positive (others are ReasonResource)
+					v = 1 + r.Int64N(2_000_000)
+				}
 				if col.util && r.IntN(10) == 0 {
 					v = []int64{-1, 101}[r.IntN(2)]
 				}
@@ -170,6 +173,9 @@ func randomTable(r *rand.Rand, def *tableDef, n int) roundTripCase {
 				}
 			case kReal:
 				v := math.Round(r.NormFloat64()*1e6) / 100
+				if col.pos {
+					v = math.Abs(v) + 0.01
+				}
 				if col.util && r.IntN(10) == 0 {
 					v = []float64{-1, 101}[r.IntN(2)]
 				}
@@ -409,7 +415,13 @@ func TestCorruptArrow(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := Load(dir, LoadOptions{})
+			var err error
+			if tc.manifest {
+				_, err = Load(dir, LoadOptions{})
+			} else { // Load refuses a folder without a manifest: read the file itself
+				err = scanArrowFile(context.Background(), path, defs[MachineMeta], nil, allRows, 2,
+					func(int, int, arrow.Record) error { return nil })
+			}
 			if err == nil {
 				t.Fatal("loaded a corrupt file without error")
 			}

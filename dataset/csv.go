@@ -158,6 +158,10 @@ const (
 	ReasonReal     = "bad real"
 	ReasonLong     = "line too long"
 	ReasonEmptyRow = "empty line"
+	// ReasonResource is a resource size (machine cores or memory, a
+	// container's request, limit or memory, a task's plan) that is zero or
+	// negative.
+	ReasonResource = "non-positive resource"
 )
 
 // MalformedError is a CSV row that could not be parsed. It names the file
@@ -390,6 +394,9 @@ func parseRow(fields [][]byte, def *tableDef, row []cell, sum *TableSummary) *Ma
 				return &MalformedError{Reason: ReasonInt, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
 			}
 			r.i = v
+			if c.pos && v <= 0 {
+				return &MalformedError{Reason: ReasonResource, Detail: fmt.Sprintf("column %s: %d", c.name, v)}
+			}
 			if c.util && (v == -1 || v == 101) {
 				r.null = true
 				nulled++
@@ -403,6 +410,9 @@ func parseRow(fields [][]byte, def *tableDef, row []cell, sum *TableSummary) *Ma
 				return &MalformedError{Reason: ReasonReal, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
 			}
 			r.f = v
+			if c.pos && !(v > 0) {
+				return &MalformedError{Reason: ReasonResource, Detail: fmt.Sprintf("column %s: %v", c.name, v)}
+			}
 			if c.util && (v == -1 || v == 101) {
 				r.null = true
 				nulled++

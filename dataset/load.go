@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -138,11 +139,17 @@ func (o *LoadOptions) defaults() error {
 // range misses the window, and returns a workload that passes
 // sim.Workload.Validate.
 func Load(dir string, opts LoadOptions) (*sim.Workload, error) {
+	return LoadContext(context.Background(), dir, opts)
+}
+
+// LoadContext is Load that stops, with ctx's error, soon after ctx is done
+// (between record batches).
+func LoadContext(ctx context.Context, dir string, opts LoadOptions) (*sim.Workload, error) {
 	src, err := openArrowSource(dir)
 	if err != nil {
 		return nil, err
 	}
-	w, st, err := load(context.Background(), src, opts)
+	w, st, err := load(ctx, src, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -316,6 +323,10 @@ func load(ctx context.Context, src source, opts LoadOptions) (*sim.Workload, loa
 	if err := l.loadMachines(); err != nil {
 		return nil, l.st, err
 	}
+	if !hasMachine(l.nodes, l.evs) {
+		return nil, l.st, fmt.Errorf("%w: %d machine ids in %s, none in use with a CPU and memory size in window %s",
+			ErrNoMachines, l.st.machines, MachineMeta, opts.Window)
+	}
 	if src.has(BatchInstance) {
 		l.reservePods(BatchInstance)
 	}
@@ -344,6 +355,25 @@ func load(ctx context.Context, src source, opts LoadOptions) (*sim.Workload, loa
 		return nil, l.st, fmt.Errorf("loading %s: %w", opts.Name, err)
 	}
 	return w, l.st, nil
+}
+
+// ErrNoMachines is wrapped by the error of a load whose cluster would have
+// no node at all (an empty or header-only machine_meta, machines without
+// sizes): every pod would be unschedulable, which is no experiment.
+var ErrNoMachines = errors.New("trace has no usable machines")
+
+// hasMachine reports whether a cluster of nodes, with events evs, ever has
+// a node.
+func hasMachine(nodes []sim.NodeSpec, evs []sim.MachineEvent) bool {
+	if len(nodes) > 0 {
+		return true
+	}
+	for _, e := range evs {
+		if e.Kind == sim.MachineAdd {
+			return true
+		}
+	}
+	return false
 }
 
 // maxScanWorkers bounds the goroutines of one scan.

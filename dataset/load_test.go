@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -552,7 +553,9 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestLoadSplitRefusesOverlap(t *testing.T) {
-	dir := convertTrace(t, writeTrace(t, batchLines))
+	tables := maps.Clone(batchLines)
+	tables[MachineMeta] = machineLines[:3] // m_a in use again at 200 s, for test-0
+	dir := convertTrace(t, writeTrace(t, tables))
 	ws := Windows{
 		Train: []Window{{Name: "train-0", From: 0, To: 200 * sim.Second}},
 		Test:  []Window{{Name: "test-0", From: 150 * sim.Second, To: 400 * sim.Second}},

@@ -38,6 +38,10 @@ type column struct {
 	// time marks a time column (seconds since trace start), whose maximum
 	// gives the trace span.
 	time bool
+	// pos marks a resource size (cores, memory, a request or plan): a value
+	// that is present must be positive, else the row is malformed
+	// (ReasonResource).
+	pos bool
 }
 
 // tableDef is the schema of one table.
@@ -72,11 +76,13 @@ func newTableDef(name string, cols ...column) *tableDef {
 	return &tableDef{name: name, cols: cols, schema: arrow.NewSchema(fields, &md), window: -1}
 }
 
-func str(name string) column   { return column{name: name, kind: kString} }
-func i64(name string) column   { return column{name: name, kind: kInt} }
-func f64(name string) column   { return column{name: name, kind: kReal} }
-func tInt(name string) column  { return column{name: name, kind: kInt, time: true} }
-func tReal(name string) column { return column{name: name, kind: kReal, time: true} }
+func str(name string) column     { return column{name: name, kind: kString} }
+func i64(name string) column     { return column{name: name, kind: kInt} }
+func f64(name string) column     { return column{name: name, kind: kReal} }
+func tInt(name string) column    { return column{name: name, kind: kInt, time: true} }
+func tReal(name string) column   { return column{name: name, kind: kReal, time: true} }
+func posInt(name string) column  { return column{name: name, kind: kInt, pos: true} }
+func posReal(name string) column { return column{name: name, kind: kReal, pos: true} }
 func utilInt(name string) column {
 	return column{name: name, kind: kInt, util: true}
 }
@@ -158,20 +164,20 @@ const (
 var defs = map[string]*tableDef{
 	MachineMeta: newTableDef(MachineMeta,
 		str("machine_id"), tInt("time_stamp"), i64("failure_domain_1"), str("failure_domain_2"),
-		i64("cpu_num"), i64("mem_size"), str("status")),
+		posInt("cpu_num"), posInt("mem_size"), str("status")),
 	MachineUsage: newTableDef(MachineUsage,
 		str("machine_id"), tReal("time_stamp"), utilInt("cpu_util_percent"), utilInt("mem_util_percent"),
 		f64("mem_gps"), i64("mkpi"), f64("net_in"), f64("net_out"), utilReal("disk_io_percent")),
 	ContainerMeta: newTableDef(ContainerMeta,
 		str("container_id"), str("machine_id"), tInt("time_stamp"), str("app_du"), str("status"),
-		i64("cpu_request"), i64("cpu_limit"), f64("mem_size")),
+		posInt("cpu_request"), posInt("cpu_limit"), posReal("mem_size")),
 	ContainerUsage: newTableDef(ContainerUsage,
 		str("container_id"), str("machine_id"), tReal("time_stamp"), utilInt("cpu_util_percent"),
 		utilInt("mem_util_percent"), f64("cpi"), f64("mem_gps"), i64("mpki"), f64("net_in"), f64("net_out"),
 		utilReal("disk_io_percent")),
 	BatchTask: newTableDef(BatchTask,
 		str("task_name"), i64("instance_num"), str("job_name"), str("task_type"), str("status"),
-		tInt("start_time"), tInt("end_time"), f64("plan_cpu"), f64("plan_mem")),
+		tInt("start_time"), tInt("end_time"), posReal("plan_cpu"), posReal("plan_mem")),
 	BatchInstance: newTableDef(BatchInstance,
 		str("instance_name"), str("task_name"), str("job_name"), str("task_type"), str("status"),
 		tInt("start_time"), tInt("end_time"), str("machine_id"), i64("seq_no"), i64("total_seq_no"),

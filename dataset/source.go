@@ -43,33 +43,34 @@ type concurrentSource interface {
 	scanConcurrent(ctx context.Context, table string, win timeRange, workers int, fn func(w, k int, rec arrow.Record) error) error
 }
 
-// arrowSource reads dir/<table>.arrow, checked against dir/manifest.json
-// when there is one.
+// arrowSource reads dir/<table>.arrow, checked against dir/manifest.json.
 type arrowSource struct {
 	dir string
-	man *Manifest // nil when the directory has no manifest
+	man *Manifest
 }
 
+// ErrNotTrace is wrapped by the error of a load from a folder that has no
+// manifest: without it, tables cannot be told complete from missing, and
+// an interrupted conversion would load as a much smaller trace.
+var ErrNotTrace = errors.New("not a converted trace")
+
+// openArrowSource opens the converted trace in dir; a folder without a
+// valid manifest is an error naming the folder.
 func openArrowSource(dir string) (*arrowSource, error) {
-	man, err := ReadManifest(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		man = nil
-	} else if err != nil {
-		return nil, err
-	}
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("opening trace: %w", err)
+	}
+	man, err := ReadManifest(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("opening trace %s: %w: no %s (make one with kubesim convert or kubesim data)", dir, ErrNotTrace, ManifestFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening trace %s: %w", dir, err)
 	}
 	return &arrowSource{dir: dir, man: man}, nil
 }
 
-func (s *arrowSource) has(table string) bool {
-	if s.man != nil {
-		return s.man.Has(table)
-	}
-	_, err := os.Stat(filepath.Join(s.dir, table+".arrow"))
-	return err == nil
-}
+func (s *arrowSource) has(table string) bool { return s.man.Has(table) }
 
 // eos is the Arrow IPC end-of-stream marker that closes every file Convert writes.
 var eos = []byte{0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0}
@@ -134,9 +135,9 @@ func (s *arrowSource) scan(ctx context.Context, table string, win timeRange, fn 
 
 func (s *arrowSource) scanConcurrent(ctx context.Context, table string, win timeRange, workers int, fn func(w, k int, rec arrow.Record) error) error {
 	path := filepath.Join(s.dir, table+".arrow")
-	var want *ManifestTable
-	if s.man != nil {
-		want = s.man.table(table)
+	want := s.man.table(table)
+	if want == nil {
+		return fmt.Errorf("%s: %s is not in the manifest", s.dir, table)
 	}
 	return scanArrowFile(ctx, path, defs[table], want, win, workers, fn)
 }
@@ -151,9 +152,6 @@ type rowCounter interface {
 // rows sums the manifest's row counts of the batches of table that win
 // selects; false without a manifest entry.
 func (s *arrowSource) rows(table string, win timeRange) (int64, bool) {
-	if s.man == nil {
-		return 0, false
-	}
 	t := s.man.table(table)
 	if t == nil || len(t.Batches) == 0 {
 		return 0, false
@@ -224,7 +222,7 @@ func scanArrowFile(ctx context.Context, path string, def *tableDef, want *Manife
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: corrupt arrow data: %v", path, r)
+			err = fmt.Errorf("%s: table %s: corrupt arrow data: %v", path, def.name, r)
 		}
 	}()
 	schemaReader, err := ipc.NewReaderFromMessageReader(&mappedMessages{data: data}, ipc.WithAllocator(&poolAllocator{}))
@@ -243,14 +241,12 @@ func scanArrowFile(ctx context.Context, path string, def *tableDef, want *Manife
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// Without checksums, check every dictionary code so that a corrupt
-		// file fails rather than giving wrong values. With them, corruption
-		// is caught by the checksum; an out-of-range code met before that
-		// check completes panics on the index and is recovered above.
-		if want == nil {
-			if err := checkRecord(rec); err != nil {
-				return fmt.Errorf("%s: %w", path, err)
-			}
+		// Check every buffer size and dictionary code, with checksums or
+		// without: a file corrupted and given matching checksums (or
+		// corrupted in memory) fails here, naming the table and the column,
+		// rather than giving wrong values or an out-of-range read.
+		if err := checkRecord(rec, def); err != nil {
+			return fmt.Errorf("%s: record batch %d: %w", path, k, err)
 		}
 		return fn(w, k, rec)
 	}
@@ -340,48 +336,55 @@ func checkSchema(got *arrow.Schema, def *tableDef) error {
 	return nil
 }
 
-// checkRecord verifies what the loader relies on: buffer sizes that match
-// the row count, and dictionary codes inside their dictionaries, so that a
-// corrupt batch is an error rather than a wrong value or an out-of-range read.
-func checkRecord(rec arrow.Record) error {
+// checkRecord verifies what the loader relies on: the table's columns,
+// buffer sizes that match the row count, and dictionary codes inside their
+// dictionaries, so that a corrupt batch is an error naming the table and
+// the column rather than a wrong value or an out-of-range read.
+func checkRecord(rec arrow.Record, def *tableDef) error {
 	n := int(rec.NumRows())
+	if int(rec.NumCols()) != len(def.cols) {
+		return fmt.Errorf("table %s: %d columns, want %d", def.name, rec.NumCols(), len(def.cols))
+	}
 	for i, col := range rec.Columns() {
+		bad := func(format string, a ...any) error {
+			return fmt.Errorf("table %s column %s: %s", def.name, def.cols[i].name, fmt.Sprintf(format, a...))
+		}
 		if col.Len() != n {
-			return fmt.Errorf("column %d has %d values, want %d", i, col.Len(), n)
+			return bad("%d values, want %d", col.Len(), n)
 		}
 		switch a := col.(type) {
 		case *array.Int64:
 			if len(a.Int64Values()) != n {
-				return fmt.Errorf("column %d: short value buffer", i)
+				return bad("short value buffer")
 			}
 		case *array.Float64:
 			if len(a.Float64Values()) != n {
-				return fmt.Errorf("column %d: short value buffer", i)
+				return bad("short value buffer")
 			}
 		case *array.Dictionary:
 			idx, ok := a.Indices().(*array.Int32)
 			if !ok {
-				return fmt.Errorf("column %d: dictionary indices are %s, want int32", i, a.Indices().DataType())
+				return bad("dictionary indices are %s, want int32", a.Indices().DataType())
 			}
 			dict, ok := a.Dictionary().(*array.String)
 			if !ok {
-				return fmt.Errorf("column %d: dictionary values are %s, want utf8", i, a.Dictionary().DataType())
+				return bad("dictionary values are %s, want utf8", a.Dictionary().DataType())
 			}
 			if err := checkStrings(dict); err != nil {
-				return fmt.Errorf("column %d: %w", i, err)
+				return bad("%v", err)
 			}
 			codes := idx.Int32Values()
 			if len(codes) != n {
-				return fmt.Errorf("column %d: short index buffer", i)
+				return bad("short index buffer")
 			}
 			m := int32(dict.Len())
 			for j, c := range codes {
 				if (c < 0 || c >= m) && a.IsValid(j) {
-					return fmt.Errorf("column %d row %d: dictionary code %d outside [0, %d)", i, j, c, m)
+					return bad("row %d: dictionary code %d outside [0, %d)", j, c, m)
 				}
 			}
 		default:
-			return fmt.Errorf("column %d: unexpected type %s", i, col.DataType())
+			return bad("unexpected type %s", col.DataType())
 		}
 	}
 	return nil

@@ -208,6 +208,11 @@ func ParseWindow(spec string) (Window, error) {
 		if to, err = parseTraceTime(b); err != nil {
 			return Window{}, fmt.Errorf("window %q: end: %w", spec, err)
 		}
+		// an explicit end is never "to the end of the trace" (To == 0):
+		// "0h-0h" is empty, not the whole trace
+		if to <= from {
+			return Window{}, fmt.Errorf("window %q: empty or inverted: the end must be after the start", spec)
+		}
 	}
 	w := Window{Name: s, From: from, To: to}
 	return w, w.Validate()
@@ -233,14 +238,17 @@ func parseTraceTime(s string) (sim.Time, error) {
 
 // ResolveWindow turns a window name into a window of the converted trace in
 // dir: train-N, val-N and test-N come from DefaultWindows over the trace span in the
-// manifest; other forms are as in ParseWindow.
+// manifest; other forms are as in ParseWindow. dir must hold a trace (a
+// valid manifest), and a window that is not inside the trace is an error:
+// it would replay nothing, or a fraction of what its length promises.
 func ResolveWindow(dir, spec string) (Window, error) {
+	m, err := ReadManifest(dir)
+	if err != nil {
+		return Window{}, fmt.Errorf("window %q needs the trace span: %w", spec, err)
+	}
+	span := sim.Time(m.Span) * sim.Second
 	if strings.HasPrefix(spec, "train-") || strings.HasPrefix(spec, "val-") || strings.HasPrefix(spec, "test-") {
-		m, err := ReadManifest(dir)
-		if err != nil {
-			return Window{}, fmt.Errorf("window %q needs the trace span: %w", spec, err)
-		}
-		ws, err := DefaultWindows(sim.Time(m.Span) * sim.Second)
+		ws, err := DefaultWindows(span)
 		if err != nil {
 			return Window{}, fmt.Errorf("window %q: %w", spec, err)
 		}
@@ -251,5 +259,16 @@ func ResolveWindow(dir, spec string) (Window, error) {
 		}
 		return w, nil
 	}
-	return ParseWindow(spec)
+	w, err := ParseWindow(spec)
+	if err != nil {
+		return Window{}, err
+	}
+	// the span is the last time stamp: the trace covers [0, span+1s)
+	switch end := span + sim.Second; {
+	case w.From >= end:
+		return Window{}, fmt.Errorf("window %q starts after the trace, which ends at %s", spec, end)
+	case w.To > end:
+		return Window{}, fmt.Errorf("window %q ends after the trace, which ends at %s (FROM- reads to its end)", spec, end)
+	}
+	return w, nil
 }

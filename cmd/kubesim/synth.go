@@ -17,11 +17,15 @@ func newSynthCmd() *cobra.Command {
 		Use:   "synth --machines N --days D --seed S --out DIR",
 		Short: "Generate a synthetic trace in the cluster-trace-v2018 CSV schema",
 		Long: `Synth writes the six trace tables (no header, columns as in the trace's
-schema.txt) to --out, calibrated to the published facts of the Alibaba trace:
-96-core machines, memory the scarce resource, a daily CPU cycle, batch DAG
-jobs planning 50 or 100 CPU, 95% of instances under 199 s, online containers
-in app groups, machine status events. The same flags give the same bytes.
-Convert the result with 'kubesim convert'.`,
+schema.txt) to --out, calibrated to the real Alibaba v2018 figures
+(docs/dataset.md): 96-core machines, memory the scarce resource at about 91%,
+a daily CPU cycle, batch DAG jobs with the real sizes, depths, fan-in, task
+durations, plan_mem shares and heavy-tailed instance counts, arriving in
+bursts (whole jobs, big tasks); online containers in app groups that stop and
+are replaced; rare maintenance, machines joining during the trace, overlapping
+failure domains. --machines counts the machines in service at the start (3.6%
+more join later). The same flags give the same bytes. Convert the result with
+'kubesim convert'; check it with 'kubesim fidelity'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {

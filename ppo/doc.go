@@ -1,6 +1,7 @@
 // Package ppo is kubesim's PPO trainer: it collects rollouts from env.VecEnv, computes GAE
-// advantages and trains model's policy with the clipped surrogate loss (the trainer itself is
-// written by the lead).
+// advantages, trains model's policy with the clipped surrogate loss, and keeps the best greedy
+// evaluation on the validation episodes (agent.Evaluate) as best.ckpt. The trained policy at
+// inference (loading, batching, the policy as a scheduler) is package agent.
 //
 // Logging and outputs of a run folder:
 //   - monitor.csv: one row per finished episode (Monitor), in Stable-Baselines3's format:

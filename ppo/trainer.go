@@ -15,6 +15,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/model"
 )
@@ -33,7 +34,6 @@ const (
 	metaUpdates = "ppo/updates"
 	metaBest    = "ppo/best_eval_reward"
 	metaConfig  = "ppo/config"
-	metaEnv     = "env/config"
 	metaReturn  = "ppo/return_stat" // mean, variance and count of the reward scaler
 )
 
@@ -280,14 +280,14 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 				interrupted = true
 				break
 			}
-			fill(&batch, cur.Obs)
+			agent.Fill(&batch, cur.Obs)
 			if err := t.pol.Act(&batch, false, t.rng, &act); err != nil {
 				return Summary{}, fmt.Errorf("acting: %w", err)
 			}
 			for e := range K {
 				i := step*K + e
 				obs.add(&cur.Obs[e])
-				envActs[e] = toEnv(act.Actions[e], cur.Obs[e].N, batch.N)
+				envActs[e] = agent.ToEnv(act.Actions[e], cur.Obs[e].N, batch.N)
 				actions[i] = envActs[e]
 				logp[i], values[i] = act.LogP[e], act.Values[e]
 			}
@@ -322,7 +322,7 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 			// Bootstrap truncated episodes from the value of their final
 			// observation (SB3's handling of time limits).
 			if len(finals) > 0 {
-				fill(&batch, finals)
+				agent.Fill(&batch, finals)
 				if err := t.pol.Forward(&batch, &fwd); err != nil {
 					return Summary{}, fmt.Errorf("bootstrapping: %w", err)
 				}
@@ -335,7 +335,7 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 		if interrupted {
 			break // the partial rollout is dropped; last.ckpt holds the last whole update
 		}
-		fill(&batch, cur.Obs)
+		agent.Fill(&batch, cur.Obs)
 		if err := t.pol.Forward(&batch, &fwd); err != nil {
 			return Summary{}, fmt.Errorf("valuing the last observations: %w", err)
 		}
@@ -362,9 +362,9 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 				for k, i := range ids {
 					mbViews[k] = obs.obs(i)
 				}
-				fill(&batch, mbViews)
+				agent.Fill(&batch, mbViews)
 				for k, i := range ids {
-					mbActs[k] = toModel(actions[i], obs.n[i], batch.N)
+					mbActs[k] = agent.ToModel(actions[i], obs.n[i], batch.N)
 					mbLogp[k], mbAdv[k], mbRet[k], mbVal[k] = logp[i], adv[i], ret[i], values[i]
 				}
 				if cfg.NormalizeAdvantage {
@@ -404,12 +404,12 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 
 		// 5. Evaluation on the validation episodes; best.ckpt when it improves.
 		if cfg.EvalFreq > 0 && (t.steps/cfg.EvalFreq) > ((t.steps-int64(R))/cfg.EvalFreq) {
-			ev, err := Evaluate(ctx, t.pol, t.envCfg, t.val, cfg.EvalEpisodes, EvalSeed)
+			ev, err := agent.Evaluate(ctx, t.pol, t.envCfg, t.val, cfg.EvalEpisodes, agent.EvalSeed)
 			if err != nil && ctx.Err() == nil {
 				return Summary{}, err
 			}
 			if err == nil {
-				ev.record(logger)
+				recordEval(logger, ev)
 				if ev.MeanReward > t.best {
 					t.best = ev.MeanReward
 					if err := t.save(filepath.Join(t.opts.Out, BestCheckpoint)); err != nil {
@@ -450,10 +450,10 @@ func (t *Trainer) save(path string) error {
 	pc, _ := json.Marshal(t.cfg)
 	ec, _ := json.Marshal(t.envCfg)
 	meta := map[string]string{
-		metaSteps:   strconv.FormatInt(t.steps, 10),
-		metaUpdates: strconv.FormatInt(t.upd, 10),
-		metaConfig:  string(pc),
-		metaEnv:     string(ec),
+		metaSteps:     strconv.FormatInt(t.steps, 10),
+		metaUpdates:   strconv.FormatInt(t.upd, 10),
+		metaConfig:    string(pc),
+		agent.MetaEnv: string(ec),
 	}
 	if !math.IsInf(t.best, -1) {
 		meta[metaBest] = strconv.FormatFloat(t.best, 'g', -1, 64)
@@ -483,13 +483,9 @@ func (t *Trainer) writeConfig() error {
 // loadCheckpoint reads a policy and its trainer metadata, and checks that
 // the policy reads this build's observations.
 func loadCheckpoint(path string) (*model.Policy, map[string]string, error) {
-	pol, err := model.Load(path)
+	pol, err := agent.LoadPolicy(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading %s: %w", path, err)
-	}
-	if c := pol.Config(); c.NodeFeatures != env.NodeFeatures || c.PodFeatures != env.PodFeatures {
-		return nil, nil, fmt.Errorf("loading %s: the policy reads %d node and %d pod features; this build's environment has %d and %d",
-			path, c.NodeFeatures, c.PodFeatures, env.NodeFeatures, env.PodFeatures)
+		return nil, nil, err
 	}
 	return pol, pol.Meta(), nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/sim"
@@ -146,11 +147,11 @@ func greedyReturn(t *testing.T, pol *model.Policy, reset func(*rand.Rand, *toySt
 		var s toyState
 		reset(r, &s)
 		for {
-			fill(&b, []env.Obs{s.obs})
+			agent.Fill(&b, []env.Obs{s.obs})
 			if err := pol.Act(&b, true, nil, &act); err != nil {
 				t.Fatal(err)
 			}
-			rew, done := step(&s, toEnv(act.Actions[0], s.obs.N, b.N))
+			rew, done := step(&s, agent.ToEnv(act.Actions[0], s.obs.N, b.N))
 			total += rew
 			if done {
 				break
@@ -413,7 +414,7 @@ func TestTrainOnSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewScheduler("ppo", pol, ec)
+	s, err := agent.NewScheduler("ppo", pol, ec)
 	if err != nil {
 		t.Fatal(err)
 	}

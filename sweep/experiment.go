@@ -19,10 +19,10 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/internal/atomicfile"
 	"github.com/kubesim/kubesim/internal/memlimit"
-	"github.com/kubesim/kubesim/ppo"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 )
@@ -154,16 +154,16 @@ func Schedulers(spec *Spec, checkpoint string) ([]Scheduler, error) {
 		out = append(out, Scheduler{Name: name, Seeded: func(seed uint64) (sim.Scheduler, error) { return sched.New(name, seed) }})
 	}
 	if checkpoint != "" {
-		if _, _, err := ppo.LoadPolicy(checkpoint); err != nil {
+		if _, _, err := agent.Load(checkpoint); err != nil {
 			return nil, err // fail before any replay starts
 		}
 		// A policy keeps scratch buffers, so each replay loads its own copy.
 		out = append(out, Scheduler{Name: Learned, New: func() (sim.Scheduler, error) {
-			pol, ec, err := ppo.LoadPolicy(checkpoint)
+			pol, ec, err := agent.Load(checkpoint)
 			if err != nil {
 				return nil, err
 			}
-			return ppo.NewScheduler(Learned, pol, ec)
+			return agent.NewScheduler(Learned, pol, ec)
 		}})
 	}
 	if len(out) == 0 {

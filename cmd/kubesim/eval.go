@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/kubesim/kubesim/ppo"
+	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/sim"
 	"github.com/kubesim/kubesim/sweep"
 )
@@ -32,7 +32,7 @@ the cluster size with and without --trace.` + exitStatuses,
 			if err := f.check(cmd.Flags()); err != nil {
 				return err
 			}
-			pol, ec, err := ppo.LoadPolicy(checkpoint)
+			pol, ec, err := agent.Load(checkpoint)
 			if err != nil {
 				return err
 			}
@@ -41,7 +41,7 @@ the cluster size with and without --trace.` + exitStatuses,
 				return err
 			}
 			fs := schedulerFactories(names, f.seed)
-			fs = append(fs, sweep.Scheduler{Name: "ppo", New: func() (sim.Scheduler, error) { return ppo.NewScheduler("ppo", pol, ec) }})
+			fs = append(fs, sweep.Scheduler{Name: "ppo", New: func() (sim.Scheduler, error) { return agent.NewScheduler("ppo", pol, ec) }})
 			results, err := replayAll(cmd.Context(), w, cfg, fs)
 			if err != nil {
 				return err

@@ -1,0 +1,138 @@
+package agent
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/model"
+	"github.com/kubesim/kubesim/sim"
+)
+
+// obs makes an observation of n nodes whose features are all v.
+func obs(n int, v float64) env.Obs {
+	o := env.Obs{N: n, Pod: make([]float64, env.PodFeatures), Nodes: make([]float64, n*env.NodeFeatures),
+		Domain: make([]int32, n), Mask: make([]bool, n+1)}
+	for i := range o.Nodes {
+		o.Nodes[i] = v
+	}
+	for i := range n {
+		o.Domain[i] = int32(i % 2)
+		o.Mask[i] = i != 1 // node 1 infeasible
+	}
+	o.Mask[n] = true
+	return o
+}
+
+func TestPaddedN(t *testing.T) {
+	// multiples of 4 up to 64, of 16 up to 256, of 64 above
+	for _, c := range [][2]int{{1, 4}, {4, 4}, {5, 8}, {64, 64}, {65, 80}, {256, 256}, {257, 320}} {
+		if got := PaddedN(c[0]); got != c[1] {
+			t.Errorf("PaddedN(%d) = %d; want %d", c[0], got, c[1])
+		}
+	}
+}
+
+// TestFill: a batch of 3 and 6 nodes pads both to 8; padding rows are
+// zero, invalid, masked and in no domain; Pending moves to index 8.
+func TestFill(t *testing.T) {
+	var b model.Batch
+	Fill(&b, []env.Obs{obs(3, 1), obs(6, 2)})
+	if b.B != 2 || b.N != 8 {
+		t.Fatalf("batch %d x %d; want 2 x 8", b.B, b.N)
+	}
+	d := env.NodeFeatures
+	for s, n := range []int{3, 6} {
+		for i := range b.N {
+			valid, mask, dom := b.NodeValid[s*8+i], b.Mask[s*9+i], b.Domain[s*8+i]
+			row := b.Nodes[(s*8+i)*d : (s*8+i+1)*d]
+			if i < n {
+				if !valid || mask != (i != 1) || dom != int32(i%2) || row[0] != float64(s+1) {
+					t.Errorf("obs %d node %d: valid %v mask %v domain %d feature %v", s, i, valid, mask, dom, row[0])
+				}
+				continue
+			}
+			if valid || mask || dom != -1 || row[0] != 0 {
+				t.Errorf("obs %d padding row %d: valid %v mask %v domain %d feature %v", s, i, valid, mask, dom, row[0])
+			}
+		}
+		if !b.Mask[s*9+8] {
+			t.Errorf("obs %d: Pending (index 8) not allowed", s)
+		}
+	}
+	// actions map between the environment's Pending (n) and the batch's (8)
+	if ToModel(3, 3, 8) != 8 || ToEnv(8, 3, 8) != 3 || ToModel(2, 3, 8) != 2 || ToEnv(2, 3, 8) != 2 {
+		t.Error("Pending or a node index mapped wrongly between env and batch")
+	}
+}
+
+// TestLoadAndSchedule saves a fresh policy as the trainer would, loads it,
+// and replays a small workload with it: every decision is a feasible node
+// or Pending, and the environment config comes back from the metadata.
+func TestLoadAndSchedule(t *testing.T) {
+	pol, err := model.New(model.Config{NodeFeatures: env.NodeFeatures, PodFeatures: env.PodFeatures, Hidden: 16, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := env.DefaultConfig()
+	ec.Reference.CPU = 48000
+	data, _ := json.Marshal(ec)
+	path := filepath.Join(t.TempDir(), "p.ckpt")
+	if err := pol.Save(path, map[string]string{MetaEnv: string(data)}); err != nil {
+		t.Fatal(err)
+	}
+	got, gotEC, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotEC.Reference.CPU != 48000 {
+		t.Errorf("reference CPU %d; want the checkpoint's 48000", gotEC.Reference.CPU)
+	}
+	s, err := NewScheduler("learned", got, gotEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sim.DefaultSyntheticOptions(4)
+	o.Pods = 200
+	w, err := sim.Synthetic(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := sim.New(w, sim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decisions, bound int
+	for {
+		p, ok := e.Next()
+		if !ok {
+			break
+		}
+		switch out := e.Decide(s.Schedule(e.Cluster(), p)); out {
+		case sim.OutcomeInvalid:
+			t.Fatalf("decision %d for %s: a node the filters refuse", decisions, p.Spec.Name)
+		case sim.OutcomeBound:
+			bound++
+		}
+		decisions++
+	}
+	if s.Err != nil || bound == 0 || e.Result().Pods != 200 {
+		t.Errorf("replay: error %v, %d of %d decisions bound, %d pods", s.Err, bound, decisions, e.Result().Pods)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "corrupt.ckpt")
+	if err := os.WriteFile(corrupt, []byte("not a checkpoint"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(dir, "missing.ckpt"), corrupt} {
+		if _, _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("Load(%s) = %v; want an error naming the file", path, err)
+		}
+	}
+}

@@ -195,13 +195,39 @@ func ReadSpec(path string) (*Spec, error) {
 	return s, nil
 }
 
+// ErrEmptySpec is the error of a spec with no content: an empty file, one of
+// comments only, or a null document.
+var ErrEmptySpec = errors.New("empty spec: no settings (give at least one section, such as ppo: or eval:)")
+
+// isNullDocument reports whether a decoded document holds nothing.
+func isNullDocument(doc *yaml.Node) bool {
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	return doc.Kind == 0 || doc.Kind == yaml.ScalarNode && doc.Tag == "!!null"
+}
+
 // ParseSpec parses YAML over DefaultSpec and validates the result.
 func ParseSpec(data []byte) (*Spec, error) {
 	s := DefaultSpec()
+	// an empty file (or comments only, or a null document) would train on
+	// the built-in defaults without a word: refuse it
+	var doc yaml.Node
+	err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc)
+	if errors.Is(err, io.EOF) || err == nil && isNullDocument(&doc) {
+		return nil, ErrEmptySpec
+	}
+	if err != nil {
+		return nil, err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(&s); err != nil {
 		return nil, err
+	}
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("more than one YAML document: a spec is one document")
 	}
 	if s.Trace != nil && s.Trace.WarmStart == "" {
 		s.Trace.WarmStart = WarmPlacement

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,4 +85,42 @@ func TestReadSpecResolvesTraceDir(t *testing.T) {
 			t.Errorf("trace.dir %q -> %q (warm start %q); want %q, placement", tc.dir, s.Trace.Dir, s.Trace.WarmStart, tc.want)
 		}
 	}
+}
+
+// TestEmptySpecIsError: an empty config file (or comments only, or a null
+// document) is an error; the old code trained on the built-in defaults.
+func TestEmptySpecIsError(t *testing.T) {
+	for _, data := range []string{"", "\n\n", "# only a comment\n", "---\n", "null\n", "~\n"} {
+		if _, err := ParseSpec([]byte(data)); !errors.Is(err, ErrEmptySpec) {
+			t.Errorf("ParseSpec(%q): %v; want ErrEmptySpec", data, err)
+		}
+	}
+	if _, err := ParseSpec([]byte("ppo:\n  seed: 1\n---\nppo:\n  seed: 2\n")); err == nil {
+		t.Error("two documents parsed without error")
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "empty.yaml")
+	os.WriteFile(p, nil, 0o644)
+	if _, err := ReadSpec(p); !errors.Is(err, ErrEmptySpec) || !strings.Contains(err.Error(), p) {
+		t.Errorf("ReadSpec: %v; want ErrEmptySpec naming %s", err, p)
+	}
+}
+
+// FuzzParseSpec: the YAML spec decoder returns a spec or an error, never
+// panics, and what it returns validates.
+func FuzzParseSpec(f *testing.F) {
+	for _, seed := range []string{"", "ppo:\n  seed: 1\n", "eval:\n  nodes: [3, 7]\n  seeds: 2\n",
+		"trace:\n  dir: x\nwindows:\n  train: [day1]\n", "ppo: {hidden: -1}", "a: &a [*a]", "cluster:\n  workload:\n    pods_per_node: 10\n",
+		"ppo:\n  eval_freq: 0\n", "reward:\n  w1: .inf\n"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseSpec(data)
+		if err != nil {
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("ParseSpec accepted a spec that does not validate: %v", err)
+		}
+	})
 }

@@ -53,7 +53,8 @@ type Config struct {
 	Seed uint64 `yaml:"seed" json:"seed"`
 	// EvalFreq runs the greedy policy on the validation episodes every this
 	// many environment steps (checked after each rollout), and keeps the
-	// best as best.ckpt; 0 disables.
+	// best as best.ckpt; 0 disables validation, and then no best.ckpt is
+	// written (Summary.BestEvalReward is NaN; last.ckpt is the policy).
 	EvalFreq int64 `yaml:"eval_freq" json:"eval_freq"`
 	// EvalEpisodes is the number of validation episodes per evaluation.
 	EvalEpisodes int `yaml:"eval_episodes" json:"eval_episodes"`

@@ -3,6 +3,7 @@ package ppo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,12 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/internal/atomicdir"
 	"github.com/kubesim/kubesim/model"
 )
 
@@ -46,8 +49,13 @@ type Options struct {
 	// Verbose, when not nil, gets SB3's table after every update.
 	Verbose io.Writer
 	// Resume continues from this checkpoint: weights, Adam's moments, the
-	// step count and the learning-rate schedule.
+	// step count and the learning-rate schedule. The run folder's logs are
+	// continued, not replaced.
 	Resume string
+	// Force lets a fresh run (no Resume) replace a run folder that has
+	// history (ErrRunExists without it). The old folder is replaced as a
+	// whole, and only once the run has started.
+	Force bool
 	// NewVec builds the vectorised environment of n copies; nil means
 	// env.NewVec over the trainer's env.Config and training source. Tests
 	// use it to train on small problems with known answers.
@@ -145,6 +153,10 @@ func (t *Trainer) resume(path string) error {
 	if err != nil {
 		return err
 	}
+	if c := pol.Config(); c.Hidden != t.cfg.Hidden || c.Rounds != t.cfg.Rounds {
+		return fmt.Errorf("%w: resuming from %s: the checkpoint's policy has hidden %d and rounds %d, the config ppo.hidden %d and ppo.rounds %d: resume with the config it was trained with",
+			ErrConfig, path, c.Hidden, c.Rounds, t.cfg.Hidden, t.cfg.Rounds)
+	}
 	t.pol = pol
 	if t.steps, err = strconv.ParseInt(meta[metaSteps], 10, 64); err != nil {
 		return fmt.Errorf("resuming from %s: bad %s: %w", path, metaSteps, err)
@@ -191,17 +203,20 @@ func (c *Config) LearningRateAt(u int64) float64 {
 func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 	start := time.Now()
 	cfg := &t.cfg
-	if err := os.MkdirAll(t.opts.Out, 0o755); err != nil {
-		return Summary{}, fmt.Errorf("creating run folder: %w", err)
-	}
-	if err := t.writeConfig(); err != nil {
-		return Summary{}, err
-	}
-	logger, err := NewLogger(t.opts.Out, LoggerOptions{EnvID: "kubesim", Verbose: t.opts.Verbose, Resume: t.opts.Resume != ""})
+	// 0. The run folder: locked for this run; one with history is only
+	// continued (Resume) or, with Force, replaced; nothing in it changes
+	// until the environments have started.
+	lock, err := atomicdir.Lock(t.opts.Out)
 	if err != nil {
-		return Summary{}, err
+		return Summary{}, fmt.Errorf("run folder: %w", err)
 	}
-	defer logger.Close()
+	defer lock.Unlock()
+	fresh := t.opts.Resume == ""
+	history := runHistory(t.opts.Out)
+	if fresh && len(history) > 0 && !t.opts.Force {
+		return Summary{}, fmt.Errorf("%w: %s holds %s: continue it with --resume %s, or replace it with --force",
+			ErrRunExists, t.opts.Out, strings.Join(history, ", "), filepath.Join(t.opts.Out, LastCheckpoint))
+	}
 
 	newVec := t.opts.NewVec
 	if newVec == nil {
@@ -217,6 +232,27 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return Summary{}, fmt.Errorf("resetting environments: %w", err)
 	}
+
+	if cfg.EvalFreq == 0 {
+		slog.Warn("ppo.eval_freq is 0: no validation runs and no best.ckpt is written; last.ckpt is the trained policy", "out", t.opts.Out)
+	}
+	if fresh && len(history) > 0 {
+		// --force: an empty folder swapped in for the old one as a whole
+		if err := atomicdir.Replace(t.opts.Out, func(string) error { return nil }); err != nil {
+			return Summary{}, fmt.Errorf("run folder: %w", err)
+		}
+	}
+	if err := os.MkdirAll(t.opts.Out, 0o755); err != nil {
+		return Summary{}, fmt.Errorf("creating run folder: %w", err)
+	}
+	if err := t.writeConfig(); err != nil {
+		return Summary{}, err
+	}
+	logger, err := NewLogger(t.opts.Out, LoggerOptions{EnvID: "kubesim", Verbose: t.opts.Verbose, Resume: !fresh})
+	if err != nil {
+		return Summary{}, err
+	}
+	defer logger.Close()
 
 	// Rollout buffers, allocated once (observations grow to their size
 	// during the first rollout and are reused after).
@@ -443,6 +479,22 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 		best = math.NaN()
 	}
 	return Summary{Steps: t.steps, Updates: t.upd, BestEvalReward: best, Interrupted: interrupted, Elapsed: time.Since(start)}, nil
+}
+
+// ErrRunExists is wrapped by Train's error when a fresh run (no Resume)
+// would replace a run folder with history and Options.Force is not set.
+var ErrRunExists = errors.New("run folder has history")
+
+// runHistory lists what in dir a fresh run would destroy: a non-empty
+// progress.csv or monitor.csv, checkpoints.
+func runHistory(dir string) []string {
+	var h []string
+	for _, name := range []string{ProgressFile, MonitorFile, LastCheckpoint, BestCheckpoint} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Size() > 0 {
+			h = append(h, name)
+		}
+	}
+	return h
 }
 
 // save writes a checkpoint with the trainer's counters and configurations.

@@ -36,7 +36,7 @@ the cluster size with and without --trace.` + exitStatuses,
 			if err != nil {
 				return err
 			}
-			w, cfg, err := f.build()
+			w, cfg, err := f.build(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,7 +59,10 @@ func runReplay(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
 	if err := f.check(cmd.Flags()); err != nil {
 		return err
 	}
-	w, cfg, err := f.build()
+	if err := checkOutputFile("--samples", f.samples); err != nil {
+		return err
+	}
+	w, cfg, err := f.build(ctx)
 	if err != nil {
 		return err
 	}
@@ -72,6 +77,22 @@ func runReplay(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
 		}
 	}
 	return printResults(cmd, w, f.json, results)
+}
+
+// checkOutputFile fails before any work when path (a flag's value; ""
+// means not given) cannot be written as a file: a folder, or in a folder
+// that does not exist.
+func checkOutputFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usagef("%s %s: is a folder, want a file name", flag, path)
+	}
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return usagef("%s %s: folder %s does not exist", flag, path, filepath.Dir(path))
+	}
+	return nil
 }
 
 // printResults writes the comparison as a table or JSON lines.

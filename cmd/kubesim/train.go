@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,7 @@ func newTrainCmd() *cobra.Command {
 	var (
 		config, out, resume string
 		steps               int64
-		verbose             bool
+		verbose, force      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -24,8 +25,12 @@ func newTrainCmd() *cobra.Command {
 		Long: `Train the GNN + pointer policy with PPO on the environment that the config file
 describes (sections: trace, windows, cluster, reward, ppo, eval; unknown keys are errors). The run folder
 gets monitor.csv, progress.csv, TensorBoard event files, config.json, last.ckpt, best.ckpt (best greedy
-evaluation on the validation windows; the test windows are never read) and learning_curve.png. Ctrl-C stops after saving last.ckpt;
---resume continues from a checkpoint.`,
+evaluation on the validation windows; the test windows are never read; none with ppo.eval_freq 0) and
+learning_curve.png. Ctrl-C stops after saving last.ckpt; --resume continues from a checkpoint.
+
+The run folder is locked while training writes it (a second training into it fails, naming the first
+one's pid). A folder with history (progress.csv, checkpoints) is continued with --resume or replaced
+with --force, never overwritten otherwise; nothing in it changes until the run has started.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if config == "" || out == "" {
@@ -35,17 +40,28 @@ evaluation on the validation windows; the test windows are never read) and learn
 			if err != nil {
 				return usageError{err}
 			}
-			if steps > 0 {
+			if cmd.Flags().Changed("steps") {
+				if steps <= 0 {
+					return usagef("--steps %d: must be positive", steps)
+				}
 				spec.PPO.TotalTimesteps = steps
 				if err := spec.Validate(); err != nil {
 					return usageError{err}
 				}
 			}
+			// the evaluation's schedulers, as experiment checks them, so that
+			// a typo fails now and not after hours of training
+			if _, err := sweep.Schedulers(spec, ""); err != nil {
+				return usageError{fmt.Errorf("%s: %w", config, err)}
+			}
 			src, valSrc, err := spec.Sources()
 			if err != nil {
 				return usageError{err}
 			}
-			opts := ppo.Options{Out: out, Resume: resume}
+			opts := ppo.Options{Out: out, Resume: resume, Force: force}
+			if force && resume != "" {
+				return usagef("--force and --resume: give one (--resume continues the run folder, --force replaces it)")
+			}
 			if term.IsTerminal(int(os.Stderr.Fd())) {
 				opts.Progress = os.Stderr
 			}
@@ -66,15 +82,20 @@ evaluation on the validation windows; the test windows are never read) and learn
 			if sum.Interrupted {
 				state = "interrupted (last.ckpt saved)"
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "training %s: %d steps, %d updates in %s; best eval reward %.4g; outputs in %s\n",
-				state, sum.Steps, sum.Updates, sum.Elapsed.Round(1e9), sum.BestEvalReward, out)
+			best := fmt.Sprintf("best eval reward %.4g", sum.BestEvalReward)
+			if math.IsNaN(sum.BestEvalReward) {
+				best = "no evaluation ran, so no best.ckpt (use last.ckpt)"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "training %s: %d steps, %d updates in %s; %s; outputs in %s\n",
+				state, sum.Steps, sum.Updates, sum.Elapsed.Round(1e9), best, out)
 			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&config, "config", "", "training config (YAML)")
 	fl.StringVar(&out, "out", "", "run folder, e.g. runs/NAME")
-	fl.StringVar(&resume, "resume", "", "checkpoint to continue from")
+	fl.StringVar(&resume, "resume", "", "checkpoint to continue from (the run folder's logs continue)")
+	fl.BoolVar(&force, "force", false, "replace a run folder that has history (progress.csv, checkpoints); refused without it")
 	fl.Int64Var(&steps, "steps", 0, "override ppo.total_timesteps")
 	fl.BoolVar(&verbose, "verbose", false, "print SB3's table after every update")
 	return cmd

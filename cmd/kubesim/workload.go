@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"strings"
 
@@ -146,15 +148,20 @@ func (f *workloadFlags) checkTrace(fl *pflag.FlagSet) error {
 	case f.warmStart != "placement" && f.warmStart != "none":
 		return usagef("--warm-start %q: want placement or none", f.warmStart)
 	}
+	// a folder without a valid manifest is not a trace: a failure (1),
+	// not a usage error
+	m, err := dataset.ReadManifest(f.trace)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("--trace %s: %w: no %s (make one with kubesim convert or kubesim data)", f.trace, dataset.ErrNotTrace, dataset.ManifestFile)
+	}
+	if err != nil {
+		return fmt.Errorf("--trace %s: %w", f.trace, err)
+	}
 	win, err := dataset.ResolveWindow(f.trace, f.window)
 	if err != nil {
-		return usageError{err}
+		return usagef("--window %s: %w", f.window, err)
 	}
 	f.win = win
-	m, err := dataset.ReadManifest(f.trace)
-	if err != nil {
-		return nil // Load says what is wrong with the folder
-	}
 	nodes, pods := m.EstimateSize(win, f.nodes, f.loadFactor)
 	what := []string{"--trace " + f.trace, "--window " + f.window}
 	if f.nodes > 0 {
@@ -197,12 +204,12 @@ func satMul(a, b uint64) uint64 {
 
 // build returns the workload and simulator configuration the flags
 // describe; check must have passed.
-func (f *workloadFlags) build() (*sim.Workload, sim.Config, error) {
+func (f *workloadFlags) build(ctx context.Context) (*sim.Workload, sim.Config, error) {
 	if !f.checked {
 		return nil, sim.Config{}, errors.New("workload flags used before they were checked")
 	}
 	if f.trace != "" {
-		return f.buildTrace()
+		return f.buildTrace(ctx)
 	}
 	o := sim.DefaultSyntheticOptions(f.nodes)
 	o.Seed, o.Load = f.seed, f.load
@@ -239,8 +246,8 @@ func (f *workloadFlags) simConfig(w *sim.Workload) sim.Config {
 }
 
 // buildTrace loads the trace window the flags name.
-func (f *workloadFlags) buildTrace() (*sim.Workload, sim.Config, error) {
-	w, err := dataset.Load(f.trace, dataset.LoadOptions{
+func (f *workloadFlags) buildTrace(ctx context.Context) (*sim.Workload, sim.Config, error) {
+	w, err := dataset.LoadContext(ctx, f.trace, dataset.LoadOptions{
 		Window: f.win, Machines: f.nodes, LoadFactor: f.loadFactor, DAG: f.dag, Seed: f.seed,
 		WarmStart: f.warmStart == "placement",
 	})

@@ -215,6 +215,17 @@ func readCheckpoint(path string) (*checkpoint, error) {
 		}
 		elems += n
 	}
+	// Every round holds at least one Hidden x Hidden matrix and the input
+	// embeddings Features x Hidden ones: a header whose architecture needs
+	// more weights than it lists is corrupt, and is refused before New
+	// builds (and allocates) that architecture.
+	c := ck.hdr.Config.withDefaults()
+	for _, need := range [][2]int{{max(c.Rounds, 1), c.Hidden}, {c.NodeFeatures, 1}, {c.PodFeatures, 1}} {
+		if w := int64(need[0]) * int64(need[1]) * int64(max(c.Hidden, 1)); w > int64(elems) {
+			return nil, bad("header: an architecture of hidden %d, rounds %d, %d node and %d pod features needs more than the %d weights listed",
+				c.Hidden, c.Rounds, c.NodeFeatures, c.PodFeatures, elems)
+		}
+	}
 	if ck.hdr.AdamStep > 0 {
 		elems *= 3
 	}

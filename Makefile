@@ -1,6 +1,10 @@
 # kubesim: make run (main job on the shipped default data), make test (vet + tests).
 GO ?= go
 BENCHTIME ?= 1s
+FUZZTIME ?= 30s
+# Fuzz targets as package:Function; plain `go test` (make test) runs each
+# one's seed corpus, `make fuzz` fuzzes each for FUZZTIME.
+FUZZ := ./dataset:FuzzCSVRows ./dataset:FuzzArrowReader ./sweep:FuzzParseSpec ./model:FuzzCheckpoint
 BIN := bin/kubesim
 TRACE := data/default-trace
 # The model uses OpenBLAS through cgo when Debian's libopenblas-dev is
@@ -8,7 +12,7 @@ TRACE := data/default-trace
 # with `make TAGS= ...` or `make TAGS=openblas ...`.
 TAGS ?= $(if $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so),openblas,)
 
-.PHONY: build test run bench fmt clean
+.PHONY: build test run bench fuzz fmt clean
 
 build:
 	$(GO) build -tags '$(TAGS)' -o $(BIN) ./cmd/kubesim
@@ -28,6 +32,13 @@ run: build
 
 bench:
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+fuzz:
+	@set -e; for t in $(FUZZ); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzzing $$fn in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

@@ -553,16 +553,16 @@ func (s *fastStream) record(l *batchLayout) (arrow.Record, error) {
 		length, nulls, err := l.node(i)
 		if err != nil {
 			release()
-			return nil, err
+			return nil, fmt.Errorf("table %s column %s: %w", s.def.name, c.name, err)
 		}
 		if length != n {
 			release()
-			return nil, fmt.Errorf("column %d has %d values, want %d", i, length, n)
+			return nil, fmt.Errorf("table %s column %s has %d values, want %d", s.def.name, c.name, length, n)
 		}
 		valid, err := l.validity(buf, n, nulls)
 		if err != nil {
 			release()
-			return nil, fmt.Errorf("column %d: %w", i, err)
+			return nil, fmt.Errorf("table %s column %s: %w", s.def.name, c.name, err)
 		}
 		var data *array.Data
 		switch c.kind {
@@ -570,7 +570,7 @@ func (s *fastStream) record(l *batchLayout) (arrow.Record, error) {
 			v, err := l.buffer(buf+1, 8*n)
 			if err != nil {
 				release()
-				return nil, fmt.Errorf("column %d: %w", i, err)
+				return nil, fmt.Errorf("table %s column %s: %w", s.def.name, c.name, err)
 			}
 			t := arrow.DataType(arrow.PrimitiveTypes.Int64)
 			if c.kind == kReal {
@@ -581,12 +581,12 @@ func (s *fastStream) record(l *batchLayout) (arrow.Record, error) {
 			v, err := l.buffer(buf+1, 4*n)
 			if err != nil {
 				release()
-				return nil, fmt.Errorf("column %d: %w", i, err)
+				return nil, fmt.Errorf("table %s column %s: %w", s.def.name, c.name, err)
 			}
 			d := &s.dicts[dict]
 			if !d.seen {
 				release()
-				return nil, fmt.Errorf("column %d: no dictionary", i)
+				return nil, fmt.Errorf("table %s column %s: no dictionary", s.def.name, c.name)
 			}
 			if d.decoded == nil {
 				if err := s.verify(d.batch); err != nil {
@@ -595,7 +595,7 @@ func (s *fastStream) record(l *batchLayout) (arrow.Record, error) {
 				}
 				if d.decoded, err = stringArray(&d.layout); err != nil {
 					release()
-					return nil, fmt.Errorf("column %d dictionary: %w", i, err)
+					return nil, fmt.Errorf("table %s column %s dictionary: %w", s.def.name, c.name, err)
 				}
 			}
 			data = array.NewDataWithDictionary(dictType, int(n), []*memory.Buffer{valid, memory.NewBufferBytes(v)}, int(nulls), 0, d.decoded)

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
@@ -116,6 +117,9 @@ func (m *mappedMessages) Message() (*ipc.Message, error) {
 		return nil, fmt.Errorf("message at byte %d: metadata of %d bytes runs past the end", m.off, n)
 	}
 	meta := rest[skip : skip+int(n)]
+	if err := checkSchemaMeta(meta); err != nil {
+		return nil, fmt.Errorf("message at byte %d: %w", m.off, err)
+	}
 	head := ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(nil))
 	bodyLen := head.BodyLen()
 	head.Release()
@@ -127,6 +131,59 @@ func (m *mappedMessages) Message() (*ipc.Message, error) {
 	m.msg = ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(body))
 	m.off += start + int(bodyLen)
 	return m.msg, nil
+}
+
+// checkSchemaMeta checks the vector lengths of a schema message (its
+// fields, their children and metadata, recursively) against the bytes that
+// hold them: the Arrow library allocates by them before it reads, so a
+// corrupt length would ask for terabytes. Other messages pass.
+func checkSchemaMeta(meta []byte) error {
+	if len(meta) < 4 {
+		return errFlatbuffer
+	}
+	msg, err := fbTableAt(meta, int(u32(meta, 0)))
+	if err != nil {
+		return err
+	}
+	kind, err := msg.uint8(1)
+	if err != nil || kind != msgSchema {
+		return err
+	}
+	schema, ok, err := msg.table(2)
+	if err != nil || !ok {
+		return err
+	}
+	if _, err := schema.structs(2, 4); err != nil { // custom_metadata
+		return err
+	}
+	return checkFields(schema, 1, 0)
+}
+
+// checkFields checks the vector of Field tables at field i of t, and
+// theirs, to a depth of 8.
+func checkFields(t fbTable, i, depth int) error {
+	vec, err := t.structs(i, 4)
+	if err != nil || len(vec) == 0 {
+		return err
+	}
+	if depth > 8 {
+		return errFlatbuffer
+	}
+	p := t.field(i)
+	base := p + int(u32(t.buf, p)) + 4 // position of the first offset (structs checked it)
+	for k := 0; k < len(vec); k += 4 {
+		f, err := fbTableAt(t.buf, base+k+int(u32(t.buf, base+k)))
+		if err != nil {
+			return err
+		}
+		if _, err := f.structs(6, 4); err != nil { // custom_metadata
+			return err
+		}
+		if err := checkFields(f, 5, depth+1); err != nil { // children
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *arrowSource) scan(ctx context.Context, table string, win timeRange, fn func(arrow.Record) error) error {
@@ -222,12 +279,12 @@ func scanArrowFile(ctx context.Context, path string, def *tableDef, want *Manife
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%s: table %s: corrupt arrow data: %v", path, def.name, r)
+			err = fmt.Errorf("%s: table %s: corrupt arrow data: %s", path, def.name, panicCause(r))
 		}
 	}()
 	schemaReader, err := ipc.NewReaderFromMessageReader(&mappedMessages{data: data}, ipc.WithAllocator(&poolAllocator{}))
 	if err != nil {
-		return fmt.Errorf("%s: not an arrow stream: %w", path, err)
+		return fmt.Errorf("%s: table %s: not an arrow stream: %w", path, def.name, arrowError(err))
 	}
 	err = checkSchema(schemaReader.Schema(), def)
 	schemaReader.Release()
@@ -294,7 +351,7 @@ func scanGeneric(path string, data []byte, want *ManifestTable, win timeRange, f
 	mr := &mappedMessages{data: data}
 	rdr, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(&poolAllocator{}))
 	if err != nil {
-		return fmt.Errorf("%s: not an arrow stream: %w", path, err)
+		return fmt.Errorf("%s: not an arrow stream: %w", path, arrowError(err))
 	}
 	defer rdr.Release()
 	var rows int64
@@ -311,7 +368,7 @@ func scanGeneric(path string, data []byte, want *ManifestTable, win timeRange, f
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return fmt.Errorf("%s: corrupt arrow stream: %w", path, err)
+		return fmt.Errorf("%s: corrupt arrow stream: %w", path, arrowError(err))
 	}
 	if mr.off != len(data) {
 		return fmt.Errorf("%s: corrupt arrow stream: %d bytes after the end-of-stream marker at byte %d", path, len(data)-mr.off, mr.off)
@@ -320,6 +377,26 @@ func scanGeneric(path string, data []byte, want *ManifestTable, win timeRange, f
 		return fmt.Errorf("%s: %d rows, manifest says %d", path, rows, want.Rows)
 	}
 	return nil
+}
+
+// panicCause describes a panic recovered while decoding corrupt input: a
+// runtime error (an index or slice out of range) is an offset or length in
+// the file that points outside its buffer; the Go message says nothing to
+// a user.
+func panicCause(r any) string {
+	if _, ok := r.(runtime.Error); ok {
+		return "an offset or length points outside its buffer"
+	}
+	return fmt.Sprint(r)
+}
+
+// arrowError replaces the Arrow library's report of a panic it recovered
+// ("unknown error while reading: runtime error: ...") by panicCause's.
+func arrowError(err error) error {
+	if strings.Contains(err.Error(), "runtime error") {
+		return errors.New("corrupt message: an offset or length points outside its buffer")
+	}
+	return err
 }
 
 // checkSchema verifies that a file holds the expected table.

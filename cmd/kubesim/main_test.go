@@ -95,23 +95,7 @@ func TestReplayTable(t *testing.T) {
 func TestTrainEvalEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "train.yaml")
-	spec := `name: tiny
-cluster:
-  min_nodes: 3
-  max_nodes: 5
-  max_steps: 64
-  workload:
-    pods_per_node: 20
-ppo:
-  n_envs: 2
-  n_steps: 32
-  batch_size: 32
-  n_epochs: 1
-  total_timesteps: 64
-  eval_freq: 64
-  eval_episodes: 1
-  hidden: 8
-`
+	spec := tinySpec
 	if err := os.WriteFile(cfg, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}

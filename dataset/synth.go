@@ -325,7 +325,7 @@ func (g *synth) run(ctx context.Context) error {
 	if err := g.machines(); err != nil {
 		return err
 	}
-	if err := g.containers(); err != nil {
+	if err := g.containers(ctx); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -466,7 +466,7 @@ var (
 	specMemCore   = [...]float64{1.56, 1.76, 1.95}
 )
 
-func (g *synth) containers() error {
+func (g *synth) containers(ctx context.Context) error {
 	r := g.rng(2)
 	open := make([]int, len(g.ms)) // machines still below their memory target
 	for i := range open {
@@ -475,6 +475,11 @@ func (g *synth) containers() error {
 	minMem := float64(specCPU[0]) / 100 * specMemCore[0]
 	nc, ng := 0, 0
 	for len(open) > 0 {
+		if ng%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		ng++
 		app := "app_" + strconv.Itoa(ng)
 		x, cpu := r.Float64(), specCPU[len(specCPU)-1]
@@ -561,7 +566,12 @@ func (g *synth) containers() error {
 	// container_meta, then container_usage, machine by machine
 	wm, wu := g.w[ContainerMeta], g.w[ContainerUsage]
 	step := g.opts.ContainerUsageStep
-	for _, m := range g.ms {
+	for mi, m := range g.ms {
+		if mi%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		for _, c := range m.online {
 			ts := []int64{c.created}
 			for range poisson(r, containerRowsDay*float64(c.left-c.created)/86400) {
@@ -709,7 +719,7 @@ func (g *synth) batch(ctx context.Context) error {
 		if int64(t) >= g.span {
 			break
 		}
-		if job%1024 == 0 {
+		if job%16 == 0 { // a job can hold thousands of instances: look often
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -143,3 +143,46 @@ func TestDataRegeneratesCorruptTrace(t *testing.T) {
 		t.Error("machine_meta.arrow is still corrupt")
 	}
 }
+
+// TestTrainEvalFreqZeroSaysNoBest: eval_freq: 0 trains without validation;
+// the summary says that there is no best.ckpt instead of logging a NaN best
+// reward (the old code printed "best eval reward NaN").
+func TestTrainEvalFreqZeroSaysNoBest(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "train.yaml")
+	if err := os.WriteFile(cfg, []byte(strings.Replace(tinySpec, "eval_freq: 64", "eval_freq: 0", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, stdout, stderr := runCLI(t, "train", "--config", cfg, "--out", out)
+	if code != 0 {
+		t.Fatalf("train: exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, "NaN") || !strings.Contains(stdout, "no best.ckpt") {
+		t.Errorf("output %q / %q; want no NaN and a word that there is no best.ckpt", stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "best.ckpt")); err == nil {
+		t.Error("best.ckpt written although no evaluation ran")
+	}
+}
+
+// TestMissingTraceReportedOnce: training on a trace folder that does not
+// exist fails with one error naming the folder, not one line per
+// environment (the old code printed it 8 times).
+func TestMissingTraceReportedOnce(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no-such-trace")
+	spec := "trace:\n  dir: " + missing + "\nwindows:\n  train: [0h-1h]\n  validation: [1h-2h]\n  test: [2h-3h]\n" +
+		tinySpec[strings.Index(tinySpec, "cluster:"):]
+	cfg := filepath.Join(dir, "train.yaml")
+	if err := os.WriteFile(cfg, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "train", "--config", cfg, "--out", filepath.Join(dir, "run"))
+	if code == 0 {
+		t.Fatal("training on a missing trace succeeded")
+	}
+	if n := strings.Count(stdout+stderr, missing); n != 1 {
+		t.Errorf("the missing folder is named %d times; want once:\n%s%s", n, stdout, stderr)
+	}
+}

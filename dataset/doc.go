@@ -30,7 +30,8 @@
 //   - Everything random (machine sampling, thinning, replication, jitter,
 //     the synthetic trace) comes from the seed: the same inputs and options
 //     give the same workload, and Load on Arrow equals LoadCSV on the CSV.
-//   - Training and test windows never overlap (Windows.Validate, LoadSplit).
+//   - Training, validation and test windows never overlap (Windows.Validate,
+//     LoadSplit).
 //   - Outputs are written to a temporary name and renamed when complete;
 //     the manifest, written last, lists sizes and CRC-32 checksums that
 //     Load verifies, so a truncated or corrupt file is an error naming it.

@@ -157,16 +157,17 @@ func LoadContext(ctx context.Context, dir string, opts LoadOptions) (*sim.Worklo
 	return w, nil
 }
 
-// LoadSplit loads every window of ws, after checking that the windows are
-// valid and that no training window overlaps a test window (an error wrapping
-// ErrOverlap). opts.Window and opts.Name are set per window.
-func LoadSplit(dir string, ws Windows, opts LoadOptions) (train, test []*sim.Workload, err error) {
+// LoadSplit loads every window of ws, split by split, after checking that
+// the windows are valid and that no two windows of different splits overlap
+// (an error wrapping ErrOverlap). opts.Window and opts.Name are set per
+// window.
+func LoadSplit(dir string, ws Windows, opts LoadOptions) (train, val, test []*sim.Workload, err error) {
 	if err := ws.Validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	src, err := openArrowSource(dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	loadAll := func(set []Window) ([]*sim.Workload, error) {
 		var out []*sim.Workload
@@ -183,12 +184,15 @@ func LoadSplit(dir string, ws Windows, opts LoadOptions) (train, test []*sim.Wor
 		return out, nil
 	}
 	if train, err = loadAll(ws.Train); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if val, err = loadAll(ws.Val); err != nil {
+		return nil, nil, nil, err
 	}
 	if test, err = loadAll(ws.Test); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return train, test, nil
+	return train, val, test, nil
 }
 
 // LoadCSV builds the same workload as Load straight from the CSV tables in

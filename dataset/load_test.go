@@ -560,18 +560,24 @@ func TestLoadSplitRefusesOverlap(t *testing.T) {
 		Train: []Window{{Name: "train-0", From: 0, To: 200 * sim.Second}},
 		Test:  []Window{{Name: "test-0", From: 150 * sim.Second, To: 400 * sim.Second}},
 	}
-	if _, _, err := LoadSplit(dir, ws, LoadOptions{}); !errors.Is(err, ErrOverlap) {
+	if _, _, _, err := LoadSplit(dir, ws, LoadOptions{}); !errors.Is(err, ErrOverlap) {
 		t.Fatalf("error %v; want ErrOverlap", err)
 	}
 	ws.Test[0].From = 200 * sim.Second
-	train, test, err := LoadSplit(dir, ws, LoadOptions{})
+	ws.Val = []Window{{Name: "val-0", From: 100 * sim.Second, To: 200 * sim.Second}}
+	if _, _, _, err := LoadSplit(dir, ws, LoadOptions{}); !errors.Is(err, ErrOverlap) {
+		t.Fatalf("validation overlapping training: error %v; want ErrOverlap", err)
+	}
+	ws.Val[0].From, ws.Val[0].To, ws.Test[0].From = 200*sim.Second, 205*sim.Second, 205*sim.Second
+	train, val, test, err := LoadSplit(dir, ws, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// i4 (10 s), i1 (100 s), i2 (105 s) start in train-0; i3 (210 s) in test-0
-	if len(train) != 1 || len(test) != 1 || len(train[0].Pods) != 3 || len(test[0].Pods) != 1 {
-		t.Errorf("train %d x %d pods, test %d x %d pods; want 1 x 3 and 1 x 1",
-			len(train), len(train[0].Pods), len(test), len(test[0].Pods))
+	// i4 (10 s), i1 (100 s), i2 (105 s) start in train-0 [0, 200 s); none in
+	// val-0 [200 s, 205 s); i3 (210 s) in test-0
+	if len(train) != 1 || len(val) != 1 || len(test) != 1 || len(train[0].Pods) != 3 || len(val[0].Pods) != 0 || len(test[0].Pods) != 1 {
+		t.Errorf("train %d, validation %d, test %d workloads; pods %d, %d, %d; want one each with 3, 0 and 1 pods",
+			len(train), len(val), len(test), len(train[0].Pods), len(val[0].Pods), len(test[0].Pods))
 	}
 	if train[0].Name != "alibaba-v2018 train-0 [0.000s, 200.000s)" {
 		t.Errorf("workload name %q", train[0].Name)

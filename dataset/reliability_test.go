@@ -178,7 +178,7 @@ func TestLoadWithoutManifestFails(t *testing.T) {
 	if !errors.Is(err, ErrNotTrace) || !strings.Contains(err.Error(), dir) {
 		t.Errorf("Load: %v; want ErrNotTrace naming %s", err, dir)
 	}
-	if _, _, err := LoadSplit(dir, Windows{Train: []Window{{Name: "train-0", To: sim.Hour}}}, LoadOptions{}); !errors.Is(err, ErrNotTrace) {
+	if _, _, _, err := LoadSplit(dir, Windows{Train: []Window{{Name: "train-0", To: sim.Hour}}}, LoadOptions{}); !errors.Is(err, ErrNotTrace) {
 		t.Errorf("LoadSplit: %v; want ErrNotTrace", err)
 	}
 	os.WriteFile(filepath.Join(dir, ManifestFile), []byte("{"), 0o644)

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kubesim/kubesim/serve"
+)
+
+func newServeCmd() *cobra.Command {
+	var (
+		checkpoint, addr string
+		cfg              serve.Config
+		grace            time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the learned policy as a kube-scheduler extender, guarded by kube-default",
+		Long: `Serve the learned policy behind kube-scheduler's extender protocol: POST /filter and
+POST /prioritize (ExtenderArgs with Nodes or NodeNames), POST /nodes (a NodeList for the node
+cache), GET /healthz and GET /metrics. The answer falls back to kube-default's scores when the
+policy's top node fails the hard filters, when it errors, or when it exceeds --latency-budget;
+with --shadow it always answers with kube-default's scores and logs the policy's choice.
+Without --checkpoint it loads ` + serve.DefaultCheckpoint + ` from the working directory.
+SIGTERM or SIGINT stops it after the requests in flight (up to --grace). docs/serve.md.` + exitStatuses,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.Budget <= 0 {
+				return usagef("--latency-budget must be positive")
+			}
+			path, err := serve.ResolveCheckpoint(checkpoint)
+			if err != nil {
+				return err
+			}
+			mk, err := serve.LoadPolicy(path)
+			if err != nil {
+				return err
+			}
+			srv, err := serve.New(cfg, mk)
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("serve: %w", err)
+			}
+			slog.Info("serving", "addr", ln.Addr().String(), "checkpoint", path, "shadow", cfg.Shadow, "latency_budget", cfg.Budget)
+			return srv.Serve(cmd.Context(), ln, grace)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&checkpoint, "checkpoint", "", "checkpoint written by train (default "+serve.DefaultCheckpoint+")")
+	fl.StringVar(&addr, "addr", ":8888", "address to listen on")
+	fl.BoolVar(&cfg.Shadow, "shadow", false, "answer with kube-default's scores; log and count the policy's choice")
+	fl.DurationVar(&cfg.Budget, "latency-budget", 50*time.Millisecond, "the policy's time per decision before falling back to kube-default")
+	fl.IntVar(&cfg.Workers, "workers", 0, "policy instances serving requests in parallel (0: GOMAXPROCS)")
+	fl.Int64Var(&cfg.MaxBody, "max-body", 32<<20, "largest request body in bytes")
+	fl.DurationVar(&grace, "grace", 30*time.Second, "how long shutdown waits for requests in flight")
+	return cmd
+}

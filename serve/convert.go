@@ -199,7 +199,7 @@ func resources(rl corev1.ResourceList, field string, up bool) (sim.Resources, er
 	var r sim.Resources
 	for _, name := range sortedNames(rl) {
 		q := rl[name]
-		fn := fmt.Sprintf("%s[%q]", field, string(name))
+		fn := fmt.Sprintf("%s[%s]", field, string(name))
 		if q.Sign() < 0 {
 			return r, unprocessablef(fn, "negative quantity %s", q.String())
 		}
@@ -377,7 +377,7 @@ func convertNode(n *corev1.Node, field string) (*node, error) {
 	}
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		if q, ok := n.Status.Allocatable[name]; !ok || q.Sign() <= 0 || (name == corev1.ResourceMemory && alloc.Mem == 0) {
-			return nil, unprocessablef(fmt.Sprintf("%s.status.allocatable[%q]", field, string(name)), "missing or not positive")
+			return nil, unprocessablef(fmt.Sprintf("%s.status.allocatable[%s]", field, string(name)), "missing or not positive")
 		}
 	}
 	out := &node{spec: sim.NodeSpec{Name: n.Name, Allocatable: alloc, MaxPods: sim.DefaultMaxPods, Labels: n.Labels}}
@@ -401,7 +401,7 @@ func convertNode(n *corev1.Node, field string) (*node, error) {
 		if !ok {
 			return 0, false, nil
 		}
-		fn := fmt.Sprintf("%s.metadata.annotations[%q]", field, key)
+		fn := fmt.Sprintf("%s.metadata.annotations[%s]", field, key)
 		q, err := resource.ParseQuantity(s)
 		if err != nil {
 			return 0, false, badf(fn, "not a quantity: %q", s)

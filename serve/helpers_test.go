@@ -208,3 +208,13 @@ func metricsText(t testing.TB, h http.Handler) string {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	return rec.Body.String()
 }
+
+// newRecorder sends a bodiless request.
+func newRecorder(h http.Handler, method, path string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	return rec
+}
+
+// sim1 is one core and 1 GiB.
+func sim1() sim.Resources { return sim.Resources{CPU: 1000, Mem: 1024} }

@@ -197,7 +197,9 @@ func (s *Server) handle(verb string, h func(w http.ResponseWriter, r *http.Reque
 			}
 			w.WriteHeader(status)
 		}
-		if err := json.NewEncoder(w).Encode(out); err != nil {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
 			s.cfg.Logger.Debug("serve: writing answer", "verb", verb, "err", err)
 		}
 		s.m.latency.WithLabelValues(verb).Observe(time.Since(start).Seconds())

@@ -160,3 +160,13 @@ func TestLedger(t *testing.T) {
 		t.Errorf("after the TTL: %d pods; want 1", l.Len())
 	}
 }
+
+func TestResolveCheckpoint(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if _, err := ResolveCheckpoint(""); err == nil || !strings.Contains(err.Error(), DefaultCheckpoint) || !strings.Contains(err.Error(), "--checkpoint") {
+		t.Errorf("no checkpoint: %v; want an error naming %s and --checkpoint", err, DefaultCheckpoint)
+	}
+	if _, err := ResolveCheckpoint("nope.ckpt"); err == nil || !strings.Contains(err.Error(), "nope.ckpt") {
+		t.Errorf("missing explicit checkpoint: %v", err)
+	}
+}

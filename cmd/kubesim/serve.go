@@ -49,7 +49,11 @@ SIGTERM or SIGINT stops it after the requests in flight (up to --grace). docs/se
 				return fmt.Errorf("serve: %w", err)
 			}
 			slog.Info("serving", "addr", ln.Addr().String(), "checkpoint", path, "shadow", cfg.Shadow, "latency_budget", cfg.Budget)
-			return srv.Serve(cmd.Context(), ln, grace)
+			if err := srv.Serve(cmd.Context(), ln, grace); err != nil {
+				return err
+			}
+			slog.Info("stopped")
+			return nil
 		},
 	}
 	fl := cmd.Flags()

@@ -28,6 +28,21 @@ type Spec struct {
 	Reward  env.Reward  `yaml:"reward"`
 	PPO     ppo.Config  `yaml:"ppo"`
 	Eval    Eval        `yaml:"eval"`
+
+	// Grid holds the keys of the file's grid section, which `kubesim
+	// sweep` expands (Expand); the spec itself is the file without it.
+	Grid []Axis `yaml:"-" json:"-"`
+	// Settings are the grid values of a spec that Expand made.
+	Settings []Setting `yaml:"-" json:"-"`
+
+	doc *yaml.Node // the file without its grid, for Expand
+	dir string     // the file's folder, which relative paths start from
+}
+
+// specFile is the decoding shape of a spec file: the spec and its grid.
+type specFile struct {
+	Spec `yaml:",inline"`
+	Grid yaml.Node `yaml:"grid"`
 }
 
 // Trace selects a converted Alibaba trace (see `kubesim convert`).
@@ -102,6 +117,14 @@ type Eval struct {
 	// workloads of a seed (a paired comparison), and tables give the mean
 	// and a 95% interval over seeds.
 	Seeds int `yaml:"seeds"`
+	// Checkpoint is a trained policy that `kubesim sweep` evaluates beside
+	// the heuristics instead of training one (relative to the spec file's
+	// folder, like trace.dir).
+	Checkpoint string `yaml:"checkpoint"`
+	// Train makes `kubesim sweep` train a policy per distinct training
+	// configuration and seed when no checkpoint is given (the default);
+	// false compares the heuristics only.
+	Train bool `yaml:"train"`
 }
 
 // DefaultSpec returns the defaults every file starts from.
@@ -116,7 +139,7 @@ func DefaultSpec() Spec {
 		},
 		Reward: e.Reward,
 		PPO:    ppo.DefaultConfig(),
-		Eval:   Eval{Nodes: []int{10, 40, 100}, Schedulers: []string{"all"}, Seeds: 5},
+		Eval:   Eval{Nodes: []int{10, 40, 100}, Schedulers: []string{"all"}, Seeds: 5, Train: true},
 	}
 }
 
@@ -189,10 +212,20 @@ func ReadSpec(path string) (*Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if s.Trace != nil && !filepath.IsAbs(s.Trace.Dir) {
-		s.Trace.Dir = filepath.Join(filepath.Dir(path), s.Trace.Dir)
-	}
+	s.resolve(filepath.Dir(path))
 	return s, nil
+}
+
+// resolve makes the spec's relative paths (trace.dir, eval.checkpoint)
+// relative to dir, the spec file's folder.
+func (s *Spec) resolve(dir string) {
+	s.dir = dir
+	if s.Trace != nil && !filepath.IsAbs(s.Trace.Dir) {
+		s.Trace.Dir = filepath.Join(dir, s.Trace.Dir)
+	}
+	if c := s.Eval.Checkpoint; c != "" && !filepath.IsAbs(c) {
+		s.Eval.Checkpoint = filepath.Join(dir, c)
+	}
 }
 
 // ErrEmptySpec is the error of a spec with no content: an empty file, one of
@@ -207,9 +240,11 @@ func isNullDocument(doc *yaml.Node) bool {
 	return doc.Kind == 0 || doc.Kind == yaml.ScalarNode && doc.Tag == "!!null"
 }
 
-// ParseSpec parses YAML over DefaultSpec and validates the result.
+// ParseSpec parses YAML over DefaultSpec and validates the result. A grid
+// section is checked (every key must name a setting; errors give its line)
+// and kept in Grid; the spec without its grid must be valid by itself.
 func ParseSpec(data []byte) (*Spec, error) {
-	s := DefaultSpec()
+	f := specFile{Spec: DefaultSpec()}
 	// an empty file (or comments only, or a null document) would train on
 	// the built-in defaults without a word: refuse it
 	var doc yaml.Node
@@ -222,9 +257,10 @@ func ParseSpec(data []byte) (*Spec, error) {
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
+	if err := dec.Decode(&f); err != nil {
 		return nil, err
 	}
+	s := f.Spec
 	var more yaml.Node
 	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("more than one YAML document: a spec is one document")
@@ -232,8 +268,33 @@ func ParseSpec(data []byte) (*Spec, error) {
 	if s.Trace != nil && s.Trace.WarmStart == "" {
 		s.Trace.WarmStart = WarmPlacement
 	}
+	if f.Grid.Kind != 0 && !(f.Grid.Kind == yaml.ScalarNode && f.Grid.Tag == "!!null") {
+		if s.Grid, err = parseGrid(&f.Grid); err != nil {
+			return nil, err
+		}
+	}
+	s.doc = withoutGrid(&doc)
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// withoutGrid returns a copy of the document without its grid key.
+func withoutGrid(doc *yaml.Node) *yaml.Node {
+	d := cloneNode(doc)
+	m := d
+	if m.Kind == yaml.DocumentNode && len(m.Content) == 1 {
+		m = m.Content[0]
+	}
+	if m.Kind != yaml.MappingNode {
+		return d
+	}
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		if m.Content[j].Value == "grid" {
+			m.Content = append(m.Content[:j:j], m.Content[j+2:]...)
+			break
+		}
+	}
+	return d
 }

@@ -51,6 +51,9 @@ type Report struct {
 // test window (or synthetic workload) at every size of eval.nodes under
 // every seed, each replayed by every scheduler, and summarises them.
 func Run(ctx context.Context, spec *Spec, opts Options) (*Report, error) {
+	if len(spec.Grid) > 0 {
+		return nil, fmt.Errorf("the spec has a grid: run it with kubesim sweep")
+	}
 	scheds, err := Schedulers(spec, opts.Checkpoint)
 	if err != nil {
 		return nil, err
@@ -197,9 +200,15 @@ func (r *Report) WriteJSONLines(w io.Writer) error {
 // sorted order (nested objects flattened as "pending_latency.p95_ms"); a
 // statistic without a sample is empty.
 func (r *Report) WriteCSV(w io.Writer) error {
-	flat := make([]map[string]string, len(r.Rows))
+	return writeRowsCSV(w, nil, nil, r.Rows)
+}
+
+// writeRowsCSV writes rows as WriteCSV does, with the columns lead (and
+// row i's values leadOf(i)) before nodes.
+func writeRowsCSV(w io.Writer, lead []string, leadOf func(i int) []string, rows []Row) error {
+	flat := make([]map[string]string, len(rows))
 	keys := map[string]bool{}
-	for i, row := range r.Rows {
+	for i, row := range rows {
 		m, err := flatten(row.Result)
 		if err != nil {
 			return err
@@ -212,11 +221,16 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	}
 	cols := slices.Sorted(maps.Keys(keys))
 	cw := csv.NewWriter(w)
-	if err := cw.Write(append([]string{"nodes", "seed", "workload", "scheduler"}, cols...)); err != nil {
+	header := append(slices.Clone(lead), "nodes", "seed", "workload", "scheduler")
+	if err := cw.Write(append(header, cols...)); err != nil {
 		return fmt.Errorf("writing CSV: %w", err)
 	}
-	for i, row := range r.Rows {
-		rec := []string{strconv.Itoa(row.Nodes), strconv.FormatUint(row.Seed, 10), row.Workload, row.Result.Scheduler}
+	for i, row := range rows {
+		var rec []string
+		if leadOf != nil {
+			rec = leadOf(i)
+		}
+		rec = append(rec, strconv.Itoa(row.Nodes), strconv.FormatUint(row.Seed, 10), row.Workload, row.Result.Scheduler)
 		for _, k := range cols {
 			rec = append(rec, flat[i][k])
 		}

@@ -126,34 +126,44 @@ func ReplayProgress(ctx context.Context, cases []Case, scheds []Scheduler, done 
 				errs[ci] = ctx.Err()
 				return
 			}
-			w, cfg, err := c.load()
+			out, err := replayCase(ctx, c, scheds, done)
 			if err != nil {
 				errs[ci] = err
 				return
 			}
-			for si, sc := range scheds {
-				s, err := sc.make(c.Seed)
-				if err != nil {
-					errs[ci] = err
-					return
-				}
-				r, err := sim.Run(ctx, w, cfg, s)
-				if err != nil {
-					errs[ci] = fmt.Errorf("%s on %s (%d nodes, seed %d): %w", sc.Name, c.Workload, c.Nodes, c.Seed, err)
-					return
-				}
-				r.Scheduler = sc.Name
-				row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Result: r}
-				rows[ci*len(scheds)+si] = row
-				if done != nil {
-					done(row)
-				}
-			}
+			copy(rows[ci*len(scheds):], out)
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	return rows, nil
+}
+
+// replayCase loads a case's workload once and replays it under every
+// scheduler, in order; done, when not nil, is called after each replay.
+func replayCase(ctx context.Context, c Case, scheds []Scheduler, done func(Row)) ([]Row, error) {
+	w, cfg, err := c.load()
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]Row, 0, len(scheds))
+	for _, sc := range scheds {
+		s, err := sc.make(c.Seed)
+		if err != nil {
+			return nil, err
+		}
+		r, err := sim.Run(ctx, w, cfg, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s on %s (%d nodes, seed %d): %w", sc.Name, c.Workload, c.Nodes, c.Seed, err)
+		}
+		r.Scheduler = sc.Name
+		row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Result: r}
+		rows = append(rows, row)
+		if done != nil {
+			done(row)
+		}
 	}
 	return rows, nil
 }

@@ -1,0 +1,192 @@
+package sweep
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/kubesim/kubesim/dataset"
+)
+
+// TrainCell is one training run of a sweep: a distinct training
+// configuration (trace, training and validation windows, cluster, reward,
+// PPO hyper-parameters with their seed). Grid points that differ only in
+// evaluation settings share it.
+type TrainCell struct {
+	Hash string
+	// Spec is the first grid point that trains with this configuration.
+	Spec *Spec
+}
+
+// EvalCell is one evaluation workload of a grid point (cluster size,
+// evaluation seed, test window, and the point's load and cluster settings),
+// replayed by every heuristic and the point's learned policy.
+type EvalCell struct {
+	Hash string
+	// Point indexes Plan.Points.
+	Point int
+	Case  Case
+	// Train is the training cell whose policy the cell evaluates; nil with
+	// a checkpoint or without a learned policy.
+	Train *TrainCell
+	// Checkpoint is the policy evaluated when Train is nil ("" for none).
+	Checkpoint string
+}
+
+// Plan is an expanded sweep: its grid points, the training runs they need
+// and their evaluation cells, each with the content hash it is cached
+// under.
+type Plan struct {
+	Spec   *Spec
+	Points []*Spec
+	Train  []*TrainCell
+	Eval   []*EvalCell
+	Build  Build
+	// Manifests maps each trace folder to the SHA-256 of its manifest (which
+	// holds every table's checksum).
+	Manifests map[string]string
+}
+
+// trainKey is everything that determines a training run.
+type trainKey struct {
+	Trace     *Trace
+	Train     []dataset.Window
+	Val       []dataset.Window
+	Cluster   Cluster
+	Reward    any
+	PPO       any
+	Manifest  string
+	Code      string
+	Synthetic bool
+}
+
+// evalKey is everything that determines an evaluation cell's rows.
+type evalKey struct {
+	Trace      *Trace
+	Window     string
+	Cluster    Cluster
+	Schedulers []string
+	Nodes      int
+	Seed       uint64
+	Workload   string
+	Policy     string // training cell hash, checkpoint hash, or ""
+	Manifest   string
+	Code       string
+}
+
+// hashOf is the hex SHA-256 of v's JSON form.
+func hashOf(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("hashing cell: %w", err)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:16]), nil
+}
+
+// fileHash is the hex SHA-256 of a file's content.
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// NewPlan expands a spec into its cells. Evaluation seeds start at 1, as
+// `kubesim experiment`'s do. Cells with the same hash (grid points that
+// differ only in a setting the cell does not depend on) are listed once per
+// point but run once.
+func NewPlan(spec *Spec, b Build) (*Plan, error) {
+	points, err := spec.Expand()
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Spec: spec, Points: points, Build: b, Manifests: map[string]string{}}
+	trains := map[string]*TrainCell{}
+	ckpts := map[string]string{}
+	for pi, s := range points {
+		label := Point(s.Settings)
+		if label != "" {
+			label = "grid point " + label + ": "
+		}
+		manifest := ""
+		var test []dataset.Window
+		var ws dataset.Windows
+		tr := (*Trace)(nil)
+		if s.Trace != nil {
+			dir := s.Trace.Dir
+			if _, ok := p.Manifests[dir]; !ok {
+				h, err := fileHash(filepath.Join(dir, dataset.ManifestFile))
+				if err != nil {
+					return nil, fmt.Errorf("%sreading manifest: %w", label, err)
+				}
+				p.Manifests[dir] = h
+			}
+			manifest = p.Manifests[dir]
+			if ws, err = s.ResolveWindows(); err != nil {
+				return nil, fmt.Errorf("%s%w", label, err)
+			}
+			test = ws.Test
+			t := *s.Trace
+			t.Dir = "" // the data is named by its manifest, wherever it lies
+			tr = &t
+		}
+		if _, err := Schedulers(s, ""); err != nil {
+			return nil, fmt.Errorf("%s%w", label, err)
+		}
+		var cell *TrainCell
+		policy, ckpt := "", s.Eval.Checkpoint
+		switch {
+		case ckpt != "":
+			if _, ok := ckpts[ckpt]; !ok {
+				h, err := fileHash(ckpt)
+				if err != nil {
+					return nil, fmt.Errorf("%seval.checkpoint: %w", label, err)
+				}
+				ckpts[ckpt] = h
+			}
+			policy = "checkpoint " + ckpts[ckpt]
+		case s.Eval.Train:
+			h, err := hashOf(trainKey{Trace: tr, Train: ws.Train, Val: ws.Val, Cluster: s.Cluster, Reward: s.Reward,
+				PPO: s.PPO, Manifest: manifest, Code: b.Code, Synthetic: s.Trace == nil})
+			if err != nil {
+				return nil, err
+			}
+			if cell = trains[h]; cell == nil {
+				cell = &TrainCell{Hash: h, Spec: s}
+				trains[h] = cell
+				p.Train = append(p.Train, cell)
+			}
+			policy = "train " + h
+		}
+		cases, err := Cases(s, test, 1)
+		if err != nil {
+			return nil, fmt.Errorf("%s%w", label, err)
+		}
+		for _, c := range cases {
+			win := ""
+			for _, w := range test {
+				if w.Name == c.Workload {
+					win = extend(w, s.warmUp()).String()
+				}
+			}
+			h, err := hashOf(evalKey{Trace: tr, Window: win, Cluster: s.Cluster, Schedulers: s.Eval.Schedulers,
+				Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Policy: policy, Manifest: manifest, Code: b.Code})
+			if err != nil {
+				return nil, err
+			}
+			p.Eval = append(p.Eval, &EvalCell{Hash: h, Point: pi, Case: c, Train: cell, Checkpoint: ckpt})
+		}
+	}
+	return p, nil
+}

@@ -1,0 +1,550 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"gopkg.in/yaml.v3"
+
+	"github.com/kubesim/kubesim/dataset"
+	"github.com/kubesim/kubesim/internal/atomicfile"
+	"github.com/kubesim/kubesim/ppo"
+)
+
+// Files and folders of a sweep's output folder.
+const (
+	CellsCSV    = "cells.csv"
+	SummaryFile = "summary.md"
+	SpecFile    = "spec.yaml"
+	PlanFile    = "plan.json"
+	cellsDir    = "cells" // one JSON file of rows per finished evaluation cell
+	trainDir    = "train" // one run folder per training cell
+	doneFile    = "done.json"
+)
+
+// SweepOptions are the choices of a sweep run that are not in its spec.
+type SweepOptions struct {
+	// Out is the output folder (results/NAME).
+	Out string
+	// Jobs is the number of cells run at once (default: the cores).
+	Jobs int
+	// Shard and Shards select the part of the sweep to run: the cells
+	// whose unit (a training cell with its evaluations, or an evaluation
+	// cell without training) has index Shard modulo Shards. Shards 0 or 1
+	// runs everything. A shard writes its cells and plan but no tables:
+	// Merge makes them.
+	Shard, Shards int
+	// Progress, when not nil, shows a progress bar over cells.
+	Progress io.Writer
+	// Summary, when not nil, gets the summary tables (unsharded runs).
+	Summary io.Writer
+}
+
+// Outcome is what a sweep did.
+type Outcome struct {
+	Plan *Plan
+	// Trained and Evaluated count the cells run; Cached those found done.
+	Trained, Evaluated, Cached int
+}
+
+// planFile is the plan a sweep writes beside its cells: enough for Merge
+// to write the tables of shards without the spec.
+type planFile struct {
+	Name   string      `json:"name"`
+	Keys   []string    `json:"grid_keys"`
+	Points []planPoint `json:"points"`
+	Cells  []planCell  `json:"cells"`
+}
+
+type planPoint struct {
+	Settings []Setting `json:"settings"`
+	MinNodes int       `json:"min_nodes"`
+	MaxNodes int       `json:"max_nodes"`
+}
+
+type planCell struct {
+	Hash     string `json:"hash"`
+	Point    int    `json:"point"`
+	Nodes    int    `json:"nodes"`
+	Seed     uint64 `json:"seed"`
+	Workload string `json:"workload"`
+}
+
+func (p *Plan) file() *planFile {
+	f := &planFile{Name: p.Spec.Name}
+	for _, a := range p.Spec.Grid {
+		f.Keys = append(f.Keys, a.Key)
+	}
+	for _, s := range p.Points {
+		f.Points = append(f.Points, planPoint{Settings: s.Settings, MinNodes: s.Cluster.MinNodes, MaxNodes: s.Cluster.MaxNodes})
+	}
+	for _, c := range p.Eval {
+		f.Cells = append(f.Cells, planCell{Hash: c.Hash, Point: c.Point, Nodes: c.Case.Nodes, Seed: c.Case.Seed, Workload: c.Case.Workload})
+	}
+	return f
+}
+
+// Sweep runs a spec's grid: it trains once per training cell, then replays
+// every evaluation cell under every heuristic and the cell's learned
+// policy, on opts.Jobs workers. Each finished cell is stored in opts.Out
+// under its content hash, so an interrupted sweep resumes and a repeated
+// one runs nothing. An unsharded sweep then writes cells.csv, summary.md
+// and spec.yaml (each atomically).
+func Sweep(ctx context.Context, spec *Spec, opts SweepOptions) (*Outcome, error) {
+	if opts.Out == "" {
+		return nil, fmt.Errorf("sweep: no output folder")
+	}
+	if opts.Shards < 1 {
+		opts.Shards = 1
+	}
+	if opts.Shard < 0 || opts.Shard >= opts.Shards {
+		return nil, fmt.Errorf("sweep: shard %d of %d", opts.Shard, opts.Shards)
+	}
+	if opts.Jobs < 1 {
+		opts.Jobs = runtime.NumCPU()
+	}
+	plan, err := NewPlan(spec, CurrentBuild())
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range plan.Points {
+		var test []dataset.Window
+		if s.Trace != nil {
+			ws, err := s.ResolveWindows()
+			if err != nil {
+				return nil, err
+			}
+			test = ws.Test
+		}
+		if err := checkMemory(s, test); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range []string{cellsDir, trainDir} {
+		if err := os.MkdirAll(filepath.Join(opts.Out, d), 0o755); err != nil {
+			return nil, fmt.Errorf("sweep output: %w", err)
+		}
+	}
+	if err := writeJSON(filepath.Join(opts.Out, PlanFile), plan.file()); err != nil {
+		return nil, err
+	}
+	if err := plan.writeSpec(filepath.Join(opts.Out, SpecFile)); err != nil {
+		return nil, err
+	}
+
+	// this shard's cells, each hash once, and the training cells they need
+	trainIdx := map[*TrainCell]int{}
+	for i, t := range plan.Train {
+		trainIdx[t] = i
+	}
+	var evals []*EvalCell
+	seen := map[string]bool{}
+	var needTrain []*TrainCell
+	unit := 0
+	for _, c := range plan.Eval {
+		if seen[c.Hash] {
+			continue
+		}
+		seen[c.Hash] = true
+		u := unit
+		unit++
+		if c.Train != nil {
+			u = trainIdx[c.Train]
+		}
+		if u%opts.Shards != opts.Shard {
+			continue
+		}
+		evals = append(evals, c)
+		if c.Train != nil && !slices.Contains(needTrain, c.Train) {
+			needTrain = append(needTrain, c.Train)
+		}
+	}
+	out := &Outcome{Plan: plan}
+	var todoTrain []*TrainCell
+	for _, t := range needTrain {
+		if exists(filepath.Join(opts.Out, trainDir, t.Hash, doneFile)) {
+			out.Cached++
+		} else {
+			todoTrain = append(todoTrain, t)
+		}
+	}
+	var todoEval []*EvalCell
+	for _, c := range evals {
+		if exists(cellPath(opts.Out, c.Hash)) {
+			out.Cached++
+		} else {
+			todoEval = append(todoEval, c)
+		}
+	}
+
+	var bar *progressbar.ProgressBar
+	if opts.Progress != nil && len(todoTrain)+len(todoEval) > 0 {
+		bar = progressbar.NewOptions(len(todoTrain)+len(todoEval),
+			progressbar.OptionSetWriter(opts.Progress),
+			progressbar.OptionSetDescription("cells"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionClearOnFinish())
+	}
+	var mu sync.Mutex
+	step := func(desc string, finished bool) {
+		if bar == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		bar.Describe(desc)
+		if finished {
+			_ = bar.Add(1)
+		}
+	}
+	err = parallel(ctx, opts.Jobs, len(todoTrain), func(i int) error {
+		t := todoTrain[i]
+		step("training "+trainLabel(t), false)
+		if err := train(ctx, t, filepath.Join(opts.Out, trainDir, t.Hash)); err != nil {
+			return err
+		}
+		step("trained "+trainLabel(t), true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Trained = len(todoTrain)
+	err = parallel(ctx, opts.Jobs, len(todoEval), func(i int) error {
+		c := todoEval[i]
+		label := cellLabel(plan, c)
+		step(label, false)
+		ckpt := c.Checkpoint
+		if c.Train != nil {
+			ckpt = policyOf(filepath.Join(opts.Out, trainDir, c.Train.Hash))
+		}
+		scheds, err := Schedulers(plan.Points[c.Point], ckpt)
+		if err != nil {
+			return err
+		}
+		rows, err := replayCase(ctx, c.Case, scheds, nil)
+		if err != nil {
+			return fmt.Errorf("%s: %w", label, err)
+		}
+		for i := range rows {
+			rows[i].Result.Samples = nil
+		}
+		if err := writeJSON(cellPath(opts.Out, c.Hash), rows); err != nil {
+			return err
+		}
+		step(label, true)
+		return nil
+	})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return nil, err
+	}
+	out.Evaluated = len(todoEval)
+	if opts.Shards > 1 {
+		return out, nil
+	}
+	return out, writeTables(opts.Out, plan.file(), []string{opts.Out}, opts.Summary)
+}
+
+// train runs a training cell into dir, replacing a run that an interrupted
+// sweep left there, and marks it done.
+func train(ctx context.Context, t *TrainCell, dir string) error {
+	s := t.Spec
+	src, val, err := s.Sources()
+	if err != nil {
+		return err
+	}
+	tr, err := ppo.New(s.PPO, s.EnvConfig(), src, val, ppo.Options{Out: dir, Force: true})
+	if err != nil {
+		return fmt.Errorf("training cell %s: %w", t.Hash, err)
+	}
+	sum, err := tr.Train(ctx)
+	if err != nil {
+		return fmt.Errorf("training cell %s: %w", t.Hash, err)
+	}
+	if sum.Interrupted {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("training cell %s: interrupted", t.Hash)
+	}
+	return writeJSON(filepath.Join(dir, doneFile), map[string]any{"steps": sum.Steps, "updates": sum.Updates,
+		"best_eval_reward": fmt.Sprint(sum.BestEvalReward), "grid_point": Point(s.Settings)})
+}
+
+// policyOf is a finished run's policy: best.ckpt, or last.ckpt when no
+// validation ran.
+func policyOf(dir string) string {
+	if p := filepath.Join(dir, ppo.BestCheckpoint); exists(p) {
+		return p
+	}
+	return filepath.Join(dir, ppo.LastCheckpoint)
+}
+
+func trainLabel(t *TrainCell) string {
+	if l := Point(t.Spec.Settings); l != "" {
+		return l
+	}
+	return t.Hash[:8]
+}
+
+func cellLabel(p *Plan, c *EvalCell) string {
+	l := fmt.Sprintf("%s %d nodes seed %d", c.Case.Workload, c.Case.Nodes, c.Case.Seed)
+	if pt := Point(p.Points[c.Point].Settings); pt != "" {
+		l = pt + ": " + l
+	}
+	return l
+}
+
+// parallel runs f(0..n-1) on jobs goroutines and returns the errors of
+// the calls; after the first error, or once ctx is done, no new call
+// starts.
+func parallel(ctx context.Context, jobs, n int, f func(i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for range min(jobs, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if errs[i] = f(i); errs[i] != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+feed:
+	for i := range n {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+func cellPath(out, hash string) string { return filepath.Join(out, cellsDir, hash+".json") }
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// writeJSON writes v as indented JSON, atomically.
+func writeJSON(path string, v any) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", " ")
+		return enc.Encode(v)
+	})
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// writeSpec writes spec.yaml: every grid point's spec as expanded, with the
+// build and the data manifests' hashes.
+func (p *Plan) writeSpec(path string) error {
+	type point struct {
+		Settings []Setting `yaml:"settings,omitempty"`
+		Spec     *Spec     `yaml:"spec"`
+	}
+	doc := struct {
+		Name      string            `yaml:"name"`
+		Build     Build             `yaml:"build"`
+		Manifests map[string]string `yaml:"data_manifest_sha256,omitempty"`
+		Points    []point           `yaml:"points"`
+	}{Name: p.Spec.Name, Build: p.Build, Manifests: p.Manifests}
+	for _, s := range p.Points {
+		doc.Points = append(doc.Points, point{Settings: s.Settings, Spec: s})
+	}
+	return atomicfile.Write(path, func(w io.Writer) error {
+		enc := yaml.NewEncoder(w)
+		enc.SetIndent(2)
+		if err := enc.Encode(doc); err != nil {
+			return err
+		}
+		return enc.Close()
+	})
+}
+
+// writeTables reads the rows of every cell of the plan from the cell
+// folders of dirs and writes cells.csv and summary.md into out (and the
+// summary to summary, when not nil).
+func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) error {
+	type pointRow struct {
+		point int
+		Row
+	}
+	var rows []pointRow
+	cache := map[string][]Row{}
+	for _, c := range pf.Cells {
+		cr, ok := cache[c.Hash]
+		if !ok {
+			var err error
+			found := false
+			for _, d := range dirs {
+				p := cellPath(d, c.Hash)
+				if !exists(p) {
+					continue
+				}
+				if err = readJSON(p, &cr); err != nil {
+					return err
+				}
+				found = true
+				break
+			}
+			if !found {
+				return fmt.Errorf("cell %s (%s, %d nodes, seed %d) is in no folder of %s: a shard has not finished",
+					c.Hash, c.Workload, c.Nodes, c.Seed, strings.Join(dirs, ", "))
+			}
+			cache[c.Hash] = cr
+		}
+		for _, r := range cr {
+			rows = append(rows, pointRow{c.Point, r})
+		}
+	}
+	plain := make([]Row, len(rows))
+	for i, r := range rows {
+		plain[i] = r.Row
+	}
+	err := atomicfile.Write(filepath.Join(out, CellsCSV), func(w io.Writer) error {
+		return writeRowsCSV(w, pf.Keys, func(i int) []string {
+			var v []string
+			for _, s := range pf.Points[rows[i].point].Settings {
+				v = append(v, s.Value)
+			}
+			return v
+		}, plain)
+	})
+	if err != nil {
+		return err
+	}
+	// one summary per grid point without its eval.nodes (sizes are the
+	// tables of a summary)
+	var groups []string
+	byGroup := map[string][]Row{}
+	firstPoint := map[string]int{}
+	for _, r := range rows {
+		var ss []Setting
+		for _, s := range pf.Points[r.point].Settings {
+			if s.Key != "eval.nodes" {
+				ss = append(ss, s)
+			}
+		}
+		g := Point(ss)
+		if _, ok := byGroup[g]; !ok {
+			groups = append(groups, g)
+			firstPoint[g] = r.point
+		}
+		byGroup[g] = append(byGroup[g], r.Row)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n", pf.Name)
+	for _, g := range groups {
+		pt := pf.Points[firstPoint[g]]
+		title := pf.Name
+		if g != "" {
+			title += " " + g
+		}
+		fmt.Fprintf(&b, "\n## %s\n\n```\n", title)
+		outside := func(n int) bool { return n < pt.MinNodes || n > pt.MaxNodes }
+		if err := WriteSummary(&b, title, Summarise(byGroup[g], Focused), Focused, outside); err != nil {
+			return err
+		}
+		b.WriteString("```\n")
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(out, SummaryFile), []byte(b.String())); err != nil {
+		return err
+	}
+	if summary != nil {
+		if _, err := io.WriteString(summary, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Merge combines the output folders of a sweep's shards into out: it
+// checks that they ran the same plan, copies their cells, spec.yaml and
+// plan, and writes cells.csv and summary.md from every shard's cells.
+func Merge(dirs []string, out string, summary io.Writer) error {
+	if len(dirs) == 0 {
+		return fmt.Errorf("merge: no folders")
+	}
+	var pf *planFile
+	var planBytes []byte
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, PlanFile))
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		if pf == nil {
+			pf, planBytes = &planFile{}, b
+			if err := json.Unmarshal(b, pf); err != nil {
+				return fmt.Errorf("merge: %s: %w", filepath.Join(d, PlanFile), err)
+			}
+		} else if string(b) != string(planBytes) {
+			return fmt.Errorf("merge: %s and %s ran different plans (another spec or code revision)", filepath.Join(dirs[0], PlanFile), filepath.Join(d, PlanFile))
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(out, cellsDir), 0o755); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	for _, c := range pf.Cells {
+		dst := cellPath(out, c.Hash)
+		if exists(dst) {
+			continue
+		}
+		for _, d := range dirs {
+			if b, err := os.ReadFile(cellPath(d, c.Hash)); err == nil {
+				if err := atomicfile.WriteBytes(dst, b); err != nil {
+					return fmt.Errorf("merge: %w", err)
+				}
+				break
+			}
+		}
+	}
+	for _, f := range []string{PlanFile, SpecFile} {
+		b, err := os.ReadFile(filepath.Join(dirs[0], f))
+		if err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		if err := atomicfile.WriteBytes(filepath.Join(out, f), b); err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+	}
+	return writeTables(out, pf, []string{out}, summary)
+}

@@ -1,0 +1,230 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// heuristicSweep is a heuristic-only synthetic sweep: 2 sizes x 2 seeds,
+// so 4 evaluation cells of 2 schedulers each.
+const heuristicSweep = `name: h
+cluster:
+  min_nodes: 3
+  max_nodes: 5
+  workload:
+    pods_per_node: 10
+  sim:
+    autoscaler:
+      enabled: false
+eval:
+  schedulers: [first-fit, kube-default]
+  seeds: 2
+  train: false
+grid:
+  eval.nodes: [3, 9]
+`
+
+// trainSweep trains a tiny policy per ppo.seed (two training cells) and
+// evaluates each at two sizes: the grid over eval.nodes shares training.
+const trainSweep = `name: t
+cluster:
+  min_nodes: 3
+  max_nodes: 5
+  max_steps: 64
+  workload:
+    pods_per_node: 10
+ppo:
+  n_envs: 2
+  n_steps: 32
+  batch_size: 32
+  n_epochs: 1
+  total_timesteps: 64
+  eval_freq: 64
+  eval_episodes: 1
+  hidden: 8
+eval:
+  schedulers: [first-fit]
+  seeds: 1
+grid:
+  ppo.seed: [1, 2]
+  eval.nodes: [3, 4]
+`
+
+func mustSpec(t *testing.T, y string) *Spec {
+	t.Helper()
+	s, err := ParseSpec([]byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestSweepCachesCells: a sweep writes its tables; run again with nothing
+// changed it runs no cell and writes the same cells.csv; with one cell's
+// result gone (an interrupted sweep) it runs that cell only.
+func TestSweepCachesCells(t *testing.T) {
+	out := t.TempDir()
+	s := mustSpec(t, heuristicSweep)
+	var sum bytes.Buffer
+	o, err := Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2, Summary: &sum})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Evaluated != 4 || o.Trained != 0 || o.Cached != 0 {
+		t.Errorf("first run: %d evaluated, %d trained, %d cached; want 4, 0, 0", o.Evaluated, o.Trained, o.Cached)
+	}
+	csv := readFile(t, filepath.Join(out, CellsCSV))
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	// 2 sizes x 2 seeds x 2 schedulers, plus the header
+	if len(lines) != 9 || !strings.HasPrefix(lines[0], "eval.nodes,nodes,seed,workload,scheduler,") || !strings.HasPrefix(lines[1], "3,3,1,synthetic-1,first-fit,") {
+		t.Errorf("cells.csv:\n%s", csv)
+	}
+	md := readFile(t, filepath.Join(out, SummaryFile))
+	if md != sum.String() || !strings.Contains(md, "h: 9 nodes, outside the training range") || !strings.Contains(md, "kube-default") {
+		t.Errorf("summary.md (printed the same: %v):\n%s", md == sum.String(), md)
+	}
+	if y := readFile(t, filepath.Join(out, SpecFile)); !strings.Contains(y, "revision:") || !strings.Contains(y, "go_version:") || !strings.Contains(y, "key: eval.nodes") {
+		t.Errorf("spec.yaml:\n%s", y)
+	}
+
+	o, err = Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Evaluated != 0 || o.Cached != 4 {
+		t.Errorf("re-run: %d evaluated, %d cached; want 0, 4", o.Evaluated, o.Cached)
+	}
+	if again := readFile(t, filepath.Join(out, CellsCSV)); again != csv {
+		t.Error("re-run changed cells.csv")
+	}
+
+	os.Remove(cellPath(out, o.Plan.Eval[1].Hash))
+	o, err = Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Evaluated != 1 || o.Cached != 3 {
+		t.Errorf("resumed: %d evaluated, %d cached; want 1, 3", o.Evaluated, o.Cached)
+	}
+	if again := readFile(t, filepath.Join(out, CellsCSV)); again != csv {
+		t.Error("resumed sweep wrote a different cells.csv")
+	}
+
+	// a changed setting changes the hashes of the cells it determines
+	s2 := mustSpec(t, strings.Replace(heuristicSweep, "pods_per_node: 10", "pods_per_node: 12", 1))
+	o, err = Sweep(context.Background(), s2, SweepOptions{Out: out, Jobs: 2})
+	if err != nil || o.Evaluated != 4 {
+		t.Errorf("changed spec: %d evaluated (%v); want 4", o.Evaluated, err)
+	}
+}
+
+// TestSweepTrainsOncePerTrainingCell: ppo.seed x eval.nodes trains two
+// policies (not four) and evaluates each beside the heuristic; a re-run
+// trains nothing.
+func TestSweepTrainsOncePerTrainingCell(t *testing.T) {
+	out := t.TempDir()
+	s := mustSpec(t, trainSweep)
+	o, err := Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Plan.Train) != 2 || o.Trained != 2 || o.Evaluated != 4 {
+		t.Fatalf("%d training cells, %d trained, %d evaluated; want 2, 2, 4", len(o.Plan.Train), o.Trained, o.Evaluated)
+	}
+	for _, c := range o.Plan.Train {
+		if !exists(filepath.Join(out, trainDir, c.Hash, "progress.csv")) {
+			t.Errorf("training cell %s has no progress.csv", c.Hash)
+		}
+	}
+	csv := readFile(t, filepath.Join(out, CellsCSV))
+	if n := strings.Count(csv, ",ppo,"); n != 4 {
+		t.Errorf("%d ppo rows; want 4:\n%s", n, csv)
+	}
+	o, err = Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2})
+	if err != nil || o.Trained+o.Evaluated != 0 || o.Cached != 6 {
+		t.Errorf("re-run: %d trained, %d evaluated, %d cached (%v); want 0, 0, 6", o.Trained, o.Evaluated, o.Cached, err)
+	}
+}
+
+// TestSweepShardsMerge: two shards into two folders, merged, give the
+// unsharded sweep's cells.csv and summary.
+func TestSweepShardsMerge(t *testing.T) {
+	s := mustSpec(t, heuristicSweep)
+	whole := t.TempDir()
+	if _, err := Sweep(context.Background(), s, SweepOptions{Out: whole, Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	total := 0
+	for i := range 2 {
+		d := t.TempDir()
+		o, err := Sweep(context.Background(), s, SweepOptions{Out: d, Shard: i, Shards: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += o.Evaluated
+		if exists(filepath.Join(d, CellsCSV)) {
+			t.Errorf("shard %d wrote cells.csv", i)
+		}
+		dirs = append(dirs, d)
+	}
+	if total != 4 {
+		t.Errorf("shards evaluated %d cells; want 4", total)
+	}
+	merged := t.TempDir()
+	if err := Merge(dirs[:1], merged, nil); err == nil || !strings.Contains(err.Error(), "a shard has not finished") {
+		t.Errorf("merge of one shard: %v; want a missing-cell error", err)
+	}
+	if err := Merge(dirs, merged, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{CellsCSV, SummaryFile} {
+		if readFile(t, filepath.Join(merged, f)) != readFile(t, filepath.Join(whole, f)) {
+			t.Errorf("merged %s differs from the unsharded one", f)
+		}
+	}
+}
+
+// TestSweepCheckpoint: eval.checkpoint (relative to the spec file)
+// evaluates that policy instead of training.
+func TestSweepCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	s := mustSpec(t, strings.Replace(trainSweep, "  ppo.seed: [1, 2]\n", "", 1))
+	o, err := Sweep(context.Background(), s, SweepOptions{Out: filepath.Join(dir, "a"), Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckpt := policyOf(filepath.Join(dir, "a", trainDir, o.Plan.Train[0].Hash))
+	os.Rename(ckpt, filepath.Join(dir, "policy.ckpt"))
+	path := filepath.Join(dir, "spec.yaml")
+	os.WriteFile(path, []byte(strings.Replace(heuristicSweep, "  train: false\n", "  checkpoint: policy.ckpt\n", 1)), 0o644)
+	s2, err := ReadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err = Sweep(context.Background(), s2, SweepOptions{Out: filepath.Join(dir, "b"), Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Plan.Train) != 0 || o.Evaluated != 4 || !strings.Contains(readFile(t, filepath.Join(dir, "b", CellsCSV)), ",ppo,") {
+		t.Errorf("%d training cells, %d evaluated, or no ppo rows", len(o.Plan.Train), o.Evaluated)
+	}
+	os.WriteFile(path, []byte(strings.Replace(heuristicSweep, "  train: false\n", "  checkpoint: nowhere.ckpt\n", 1)), 0o644)
+	s3, _ := ReadSpec(path)
+	if _, err := Sweep(context.Background(), s3, SweepOptions{Out: filepath.Join(dir, "c")}); err == nil || !strings.Contains(err.Error(), "eval.checkpoint") {
+		t.Errorf("missing checkpoint: %v; want an error naming eval.checkpoint", err)
+	}
+}

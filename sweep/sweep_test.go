@@ -228,3 +228,68 @@ func TestSweepCheckpoint(t *testing.T) {
 		t.Errorf("missing checkpoint: %v; want an error naming eval.checkpoint", err)
 	}
 }
+
+// TestSweepTrace: a sweep over a trace's load factor trains once per load
+// factor on the training and validation windows (the sizes share it),
+// replays every test window, names the data by its manifest's hash, and a
+// re-run does no work.
+func TestSweepTrace(t *testing.T) {
+	trace := smallTrace(t)
+	dir := t.TempDir()
+	rel, err := filepath.Rel(dir, trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(path, []byte(`name: tr
+trace:
+  dir: `+rel+`
+windows:
+  train: [0h-1h, 1h-2h]
+  validation: [2h-3h]
+  test: [4h-5h, 5h-6h]
+cluster:
+  min_nodes: 3
+  max_nodes: 5
+  max_steps: 64
+ppo:
+  n_envs: 2
+  n_steps: 32
+  batch_size: 32
+  n_epochs: 1
+  hidden: 8
+  total_timesteps: 64
+  eval_freq: 64
+  eval_episodes: 1
+eval:
+  schedulers: [first-fit]
+  seeds: 1
+grid:
+  trace.load_factor: [1, 1.3]
+  eval.nodes: [3, 6]
+`), 0o644)
+	s, err := ReadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	o, err := Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 load factors x 2 sizes x 1 seed x 2 test windows
+	if o.Trained != 2 || o.Evaluated != 8 {
+		t.Errorf("%d trained, %d evaluated; want 2, 8", o.Trained, o.Evaluated)
+	}
+	csv := readFile(t, filepath.Join(out, CellsCSV))
+	if n := strings.Count(csv, "\n"); n != 1+8*2 || !strings.Contains(csv, "1.3,6,6,1,4h-5h,ppo,") {
+		t.Errorf("cells.csv (%d lines):\n%s", n, csv)
+	}
+	if y := readFile(t, filepath.Join(out, SpecFile)); !strings.Contains(y, "data_manifest_sha256:") {
+		t.Errorf("spec.yaml has no manifest hash:\n%s", y)
+	}
+	o, err = Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2})
+	if err != nil || o.Trained+o.Evaluated != 0 {
+		t.Errorf("re-run: %d trained, %d evaluated (%v); want no work", o.Trained, o.Evaluated, err)
+	}
+}

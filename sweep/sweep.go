@@ -65,6 +65,12 @@ type planFile struct {
 	Keys   []string    `json:"grid_keys"`
 	Points []planPoint `json:"points"`
 	Cells  []planCell  `json:"cells"`
+	Train  []planTrain `json:"train,omitempty"`
+}
+
+type planTrain struct {
+	Hash  string `json:"hash"`
+	Label string `json:"label"` // the grid point's training settings
 }
 
 type planPoint struct {
@@ -88,6 +94,15 @@ func (p *Plan) file() *planFile {
 	}
 	for _, s := range p.Points {
 		f.Points = append(f.Points, planPoint{Settings: s.Settings, MinNodes: s.Cluster.MinNodes, MaxNodes: s.Cluster.MaxNodes})
+	}
+	for _, t := range p.Train {
+		var ss []Setting
+		for _, st := range t.Spec.Settings {
+			if !strings.HasPrefix(st.Key, "eval.") {
+				ss = append(ss, st)
+			}
+		}
+		f.Train = append(f.Train, planTrain{Hash: t.Hash, Label: Point(ss)})
 	}
 	for _, c := range p.Eval {
 		f.Cells = append(f.Cells, planCell{Hash: c.Hash, Point: c.Point, Nodes: c.Case.Nodes, Seed: c.Case.Seed, Workload: c.Case.Workload})
@@ -401,8 +416,9 @@ func (p *Plan) writeSpec(path string) error {
 }
 
 // writeTables reads the rows of every cell of the plan from the cell
-// folders of dirs and writes cells.csv and summary.md into out (and the
-// summary to summary, when not nil).
+// folders of dirs and writes cells.csv, summary.md and the plots into out
+// (and the summary to summary, when not nil). The learning curves come
+// from the training folders of dirs.
 func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) error {
 	type pointRow struct {
 		point int
@@ -471,6 +487,10 @@ func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) err
 		}
 		byGroup[g] = append(byGroup[g], r.Row)
 	}
+	plots := filepath.Join(out, PlotsDir)
+	if err := os.MkdirAll(plots, 0o755); err != nil {
+		return fmt.Errorf("plots: %w", err)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", pf.Name)
 	for _, g := range groups {
@@ -481,10 +501,20 @@ func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) err
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n```\n", title)
 		outside := func(n int) bool { return n < pt.MinNodes || n > pt.MaxNodes }
-		if err := WriteSummary(&b, title, Summarise(byGroup[g], Focused), Focused, outside); err != nil {
+		tables := Summarise(byGroup[g], Focused)
+		if err := WriteSummary(&b, title, tables, Focused, outside); err != nil {
 			return err
 		}
 		b.WriteString("```\n")
+		if err := plotSizes(plots, title, g, tables); err != nil {
+			return err
+		}
+		if err := plotBars(plots, title, g, tables); err != nil {
+			return err
+		}
+	}
+	if err := plotLearning(filepath.Join(plots, "learning-curves.png"), pf.Train, dirs); err != nil {
+		return err
 	}
 	if err := atomicfile.WriteBytes(filepath.Join(out, SummaryFile), []byte(b.String())); err != nil {
 		return err
@@ -546,5 +576,5 @@ func Merge(dirs []string, out string, summary io.Writer) error {
 			return fmt.Errorf("merge: %w", err)
 		}
 	}
-	return writeTables(out, pf, []string{out}, summary)
+	return writeTables(out, pf, append([]string{out}, dirs...), summary)
 }

@@ -100,6 +100,11 @@ func TestSweepCachesCells(t *testing.T) {
 		t.Errorf("spec.yaml:\n%s", y)
 	}
 
+	for _, f := range []string{"all-unschedulable.png", "all-frag_exp_cpu.png", "all-bars.png"} {
+		if b, err := os.ReadFile(filepath.Join(out, PlotsDir, f)); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("plot %s: not a PNG (%v)", f, err)
+		}
+	}
 	o, err = Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +153,9 @@ func TestSweepTrainsOncePerTrainingCell(t *testing.T) {
 		if !exists(filepath.Join(out, trainDir, c.Hash, "progress.csv")) {
 			t.Errorf("training cell %s has no progress.csv", c.Hash)
 		}
+	}
+	if !exists(filepath.Join(out, PlotsDir, "learning-curves.png")) || !exists(filepath.Join(out, PlotsDir, "ppo.seed-2-unschedulable.png")) {
+		t.Error("no learning curves, or no plot against size for ppo.seed=2")
 	}
 	csv := readFile(t, filepath.Join(out, CellsCSV))
 	if n := strings.Count(csv, ",ppo,"); n != 4 {

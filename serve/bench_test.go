@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime/debug"
 	"slices"
 	"testing"
 	"time"
@@ -13,8 +14,12 @@ import (
 // BenchmarkPrioritize measures one /prioritize request through the handler
 // (decoding the JSON of n real node objects, the view, the shipped policy's
 // forward pass, the answer), one at a time. It reports requests/s and the
-// p50 and p99 latency in ms; run with -cpu 1 for the one-core figure.
+// p50 and p99 latency in ms; run with -cpu 1 for the one-core figure. The
+// collector runs at GCPercent, as in kubesim serve (GOGC overrides it).
 func BenchmarkPrioritize(b *testing.B) {
+	if LowLatencyGC() { // as kubesim serve runs
+		defer debug.SetGCPercent(100)
+	}
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
 			s := newTestServer(b, Config{Workers: 1, Budget: time.Second}, shipped(b))

@@ -44,6 +44,7 @@ SIGTERM or SIGINT stops it after the requests in flight (up to --grace). docs/se
 			if err != nil {
 				return err
 			}
+			serve.LowLatencyGC() // GOGC=400 unless GOGC is set: the tail latency (docs/serve.md)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("serve: %w", err)

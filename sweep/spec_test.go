@@ -107,11 +107,12 @@ func TestEmptySpecIsError(t *testing.T) {
 }
 
 // FuzzParseSpec: the YAML spec decoder returns a spec or an error, never
-// panics, and what it returns validates.
+// panics, and what it returns validates; so do the points of its grid.
 func FuzzParseSpec(f *testing.F) {
 	for _, seed := range []string{"", "ppo:\n  seed: 1\n", "eval:\n  nodes: [3, 7]\n  seeds: 2\n",
 		"trace:\n  dir: x\nwindows:\n  train: [day1]\n", "ppo: {hidden: -1}", "a: &a [*a]", "cluster:\n  workload:\n    pods_per_node: 10\n",
-		"ppo:\n  eval_freq: 0\n", "reward:\n  w1: .inf\n"} {
+		"ppo:\n  eval_freq: 0\n", "reward:\n  w1: .inf\n",
+		"grid:\n  ppo.seed: [1, 2]\n  eval.nodes: [3, 7]\n", "grid:\n  cluster.sim.autoscaler.enabled: [true, false]\n"} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -121,6 +122,23 @@ func FuzzParseSpec(f *testing.F) {
 		}
 		if err := s.Validate(); err != nil {
 			t.Fatalf("ParseSpec accepted a spec that does not validate: %v", err)
+		}
+		// a grid expands to validated points, or fails, without panicking
+		n := 1
+		for _, a := range s.Grid {
+			n *= len(a.Values)
+		}
+		if n > 64 {
+			return
+		}
+		pts, err := s.Expand()
+		if err != nil {
+			return
+		}
+		for _, p := range pts {
+			if err := p.Validate(); err != nil {
+				t.Fatalf("grid point %s does not validate: %v", Point(p.Settings), err)
+			}
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -16,6 +17,8 @@ func newSweepCmd() *cobra.Command {
 	var (
 		out, shard string
 		jobs       int
+		emit       bool
+		job        = sweep.JobOptions{Shards: 4, Image: "ghcr.io/kubesim/kubesim:latest", Claim: "kubesim-work", MountPath: "/work"}
 	)
 	cmd := &cobra.Command{
 		Use:   "sweep FILE.yaml...",
@@ -31,7 +34,8 @@ It writes results/NAME/ (NAME the spec's name; --out for a single file): cells.c
 cell, scheduler and seed, every metric), summary.md (the tables, also printed), spec.yaml (the spec
 as expanded, with the build and the data manifest hash), and the cells/ and train/ folders of the
 cache. With --shard i/n it runs the i-th of n parts and writes the cells only; "kubesim sweep merge"
-combines the parts. docs/sweep.md has the details.`,
+combines the parts. --emit-k8s-job prints a Kubernetes Indexed Job instead of running: one pod per
+shard (--k8s-shards), each running its shard on a shared volume. docs/sweep.md has the details.`,
 		Args: atLeastOne("FILE.yaml"),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			if out != "" && len(files) > 1 {
@@ -58,6 +62,22 @@ combines the parts. docs/sweep.md has the details.`,
 				}
 				specs[i] = s
 			}
+			if emit {
+				if shard != "" {
+					return usagef("--emit-k8s-job and --shard: the Job gives each pod its shard")
+				}
+				job.Files, job.Out = files, out
+				if cmd.Flags().Changed("jobs") {
+					job.Jobs = jobs
+				}
+				if job.Name == "" {
+					job.Name = "sweep-" + strings.ToLower(strings.ReplaceAll(specs[0].Name, "_", "-"))
+				}
+				if err := sweep.WriteK8sJob(cmd.OutOrStdout(), job); err != nil {
+					return usageError{err}
+				}
+				return nil
+			}
 			for i, s := range specs {
 				o := opts
 				o.Out = out
@@ -81,6 +101,15 @@ combines the parts. docs/sweep.md has the details.`,
 	fl.StringVar(&out, "out", "", "output folder (default results/NAME, NAME the spec's name)")
 	fl.IntVar(&jobs, "jobs", runtime.NumCPU(), "cells run at once")
 	fl.StringVar(&shard, "shard", "", "run part i of n (i/n, from 0); merge the parts with kubesim sweep merge")
+	fl.BoolVar(&emit, "emit-k8s-job", false, "print a Kubernetes Indexed Job that runs the sweep's shards, instead of running it")
+	fl.IntVar(&job.Shards, "k8s-shards", job.Shards, "with --emit-k8s-job: shards (pods)")
+	fl.IntVar(&job.Parallelism, "k8s-parallelism", 0, "with --emit-k8s-job: pods at once (default all)")
+	fl.StringVar(&job.Name, "k8s-name", "", "with --emit-k8s-job: the Job's name (default sweep-NAME)")
+	fl.StringVar(&job.Image, "k8s-image", job.Image, "with --emit-k8s-job: image with kubesim on its PATH")
+	fl.StringVar(&job.Claim, "k8s-claim", job.Claim, "with --emit-k8s-job: PersistentVolumeClaim holding the specs, data and results")
+	fl.StringVar(&job.MountPath, "k8s-mount", job.MountPath, "with --emit-k8s-job: where the volume is mounted (the pods' working directory)")
+	fl.StringVar(&job.CPU, "k8s-cpu", "", "with --emit-k8s-job: CPU per pod (request and limit)")
+	fl.StringVar(&job.Memory, "k8s-memory", "", "with --emit-k8s-job: memory per pod (request and limit)")
 	cmd.AddCommand(newSweepMergeCmd())
 	return cmd
 }

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
 )
 
 const sweepSpec = `name: shards
@@ -116,5 +119,33 @@ func TestSweepUsageErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, stderr %q; want exit 2 mentioning %q", tc.name, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestSweepEmitK8sJob: --emit-k8s-job prints an Indexed Job (decoded
+// strictly with batch/v1's types) whose pods run the shards; nothing runs.
+func TestSweepEmitK8sJob(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(spec, []byte(sweepSpec), 0o644)
+	t.Chdir(dir) // the pods run in the volume's root, where the paths are relative
+	spec = "sweep.yaml"
+	code, stdout, stderr := runCLI(t, "sweep", spec, "--emit-k8s-job", "--k8s-shards", "3", "--out", "results/shards")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	if job.Name != "sweep-shards" || *job.Spec.Completions != 3 || !strings.HasSuffix(args, "--out results/shards --shard $(JOB_COMPLETION_INDEX)/3") {
+		t.Errorf("job %s, %d completions, args %q", job.Name, *job.Spec.Completions, args)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results")); err == nil {
+		t.Error("emitting the job ran the sweep")
+	}
+	if code, _, stderr := runCLI(t, "sweep", spec, "--emit-k8s-job", "--out", "/abs"); code != 2 || !strings.Contains(stderr, "relative to the shared volume") {
+		t.Errorf("absolute --out: exit %d, %s", code, stderr)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -49,6 +50,9 @@ type SweepOptions struct {
 	Progress io.Writer
 	// Summary, when not nil, gets the summary tables (unsharded runs).
 	Summary io.Writer
+	// CellDone, when not nil, is called after each cell that ran (training
+	// or evaluation) has been stored, from the worker goroutines.
+	CellDone func(label string)
 }
 
 // Outcome is what a sweep did.
@@ -196,7 +200,7 @@ func Sweep(ctx context.Context, spec *Spec, opts SweepOptions) (*Outcome, error)
 	}
 	var todoEval []*EvalCell
 	for _, c := range evals {
-		if exists(cellPath(opts.Out, c.Hash)) {
+		if cellOK(cellPath(opts.Out, c.Hash)) {
 			out.Cached++
 		} else {
 			todoEval = append(todoEval, c)
@@ -232,6 +236,9 @@ func Sweep(ctx context.Context, spec *Spec, opts SweepOptions) (*Outcome, error)
 			return err
 		}
 		step("trained "+trainLabel(t), true)
+		if opts.CellDone != nil {
+			opts.CellDone("trained " + trainLabel(t))
+		}
 		return nil
 	})
 	if err != nil {
@@ -261,6 +268,9 @@ func Sweep(ctx context.Context, spec *Spec, opts SweepOptions) (*Outcome, error)
 			return err
 		}
 		step(label, true)
+		if opts.CellDone != nil {
+			opts.CellDone(label)
+		}
 		return nil
 	})
 	if bar != nil {
@@ -340,6 +350,9 @@ func parallel(ctx context.Context, jobs, n int, f func(i int) error) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				if ctx.Err() != nil {
+					continue // cancelled while i was handed over
+				}
 				if errs[i] = f(i); errs[i] != nil {
 					cancel()
 				}
@@ -360,6 +373,20 @@ feed:
 		return err
 	}
 	return ctx.Err()
+}
+
+// cellOK reports whether a cell's file holds rows; a missing, truncated or
+// corrupt one (a crash can leave one) means the cell runs again.
+func cellOK(p string) bool {
+	if !exists(p) {
+		return false
+	}
+	var rows []Row
+	if err := readJSON(p, &rows); err != nil || len(rows) == 0 {
+		slog.Warn("sweep: running a cell again: its stored result is unreadable", "file", p, "err", err)
+		return false
+	}
+	return true
 }
 
 func cellPath(out, hash string) string { return filepath.Join(out, cellsDir, hash+".json") }

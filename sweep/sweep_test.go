@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -299,5 +300,45 @@ grid:
 	o, err = Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2})
 	if err != nil || o.Trained+o.Evaluated != 0 {
 		t.Errorf("re-run: %d trained, %d evaluated (%v); want no work", o.Trained, o.Evaluated, err)
+	}
+}
+
+// TestSweepInterrupted: a sweep cancelled after its second cell keeps the
+// cells it finished; the next run runs the rest only and writes the
+// cells.csv of an uninterrupted sweep. A corrupt cell file (a crash can
+// leave one) runs again.
+func TestSweepInterrupted(t *testing.T) {
+	s := mustSpec(t, heuristicSweep)
+	whole := t.TempDir()
+	if _, err := Sweep(context.Background(), s, SweepOptions{Out: whole, Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := 0
+	_, err := Sweep(ctx, s, SweepOptions{Out: out, Jobs: 1, CellDone: func(string) {
+		if done++; done == 2 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted sweep: %v; want context.Canceled", err)
+	}
+	if exists(filepath.Join(out, CellsCSV)) {
+		t.Error("an interrupted sweep wrote cells.csv")
+	}
+	o, err := Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Cached != 2 || o.Evaluated != 2 {
+		t.Errorf("resumed: %d cached, %d evaluated; want 2, 2", o.Cached, o.Evaluated)
+	}
+	if readFile(t, filepath.Join(out, CellsCSV)) != readFile(t, filepath.Join(whole, CellsCSV)) {
+		t.Error("the resumed sweep's cells.csv differs from an uninterrupted one")
+	}
+	os.WriteFile(cellPath(out, o.Plan.Eval[0].Hash), []byte(`[{"nodes":`), 0o644)
+	if o, err = Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 1}); err != nil || o.Evaluated != 1 {
+		t.Errorf("corrupt cell: %d evaluated (%v); want it run again", o.Evaluated, err)
 	}
 }

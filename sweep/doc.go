@@ -3,4 +3,11 @@
 // DESIGN.md defines. Tables put the scheduler in the first column and one
 // metric per column, with units in the header; JSON lines carry every field
 // of sim.Result under stable snake_case keys.
+//
+// A spec's grid section makes it a sweep (docs/sweep.md): Expand gives its
+// grid points, NewPlan their training and evaluation cells, each named by a
+// content hash of what determines it (settings, code revision, data
+// manifest), and Sweep runs the cells that are not stored yet and writes
+// cells.csv, summary.md, spec.yaml and plots. Merge combines the folders of
+// a sharded sweep; K8sJob runs the shards as a Kubernetes Indexed Job.
 package sweep

@@ -166,6 +166,13 @@ func TestSweepTrainsOncePerTrainingCell(t *testing.T) {
 	if err != nil || o.Trained+o.Evaluated != 0 || o.Cached != 6 {
 		t.Errorf("re-run: %d trained, %d evaluated, %d cached (%v); want 0, 0, 6", o.Trained, o.Evaluated, o.Cached, err)
 	}
+	// a training cell cut off before done.json (its folder has history) is
+	// trained again from the start, replacing the folder
+	os.Remove(filepath.Join(out, trainDir, o.Plan.Train[1].Hash, doneFile))
+	o, err = Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2})
+	if err != nil || o.Trained != 1 || o.Evaluated != 0 {
+		t.Errorf("after a cut-off training: %d trained, %d evaluated (%v); want 1, 0", o.Trained, o.Evaluated, err)
+	}
 }
 
 // TestSweepShardsMerge: two shards into two folders, merged, give the

@@ -186,3 +186,17 @@ func TestMissingTraceReportedOnce(t *testing.T) {
 		t.Errorf("the missing folder is named %d times; want once:\n%s%s", n, stdout, stderr)
 	}
 }
+
+// TestTrainRefusesGrid: a spec with a grid is a sweep; train does not
+// silently train the spec without its grid.
+func TestTrainRefusesGrid(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "grid.yaml")
+	if err := os.WriteFile(cfg, []byte(tinySpec+"grid:\n  ppo.seed: [1, 2]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "train", "--config", cfg, "--out", filepath.Join(dir, "run"))
+	if code != 2 || !strings.Contains(stderr, "kubesim sweep") {
+		t.Errorf("exit %d, %q; want a usage error pointing to kubesim sweep", code, stderr)
+	}
+}

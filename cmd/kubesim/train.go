@@ -40,6 +40,9 @@ with --force, never overwritten otherwise; nothing in it changes until the run h
 			if err != nil {
 				return usageError{err}
 			}
+			if len(spec.Grid) > 0 {
+				return usagef("%s has a grid section: train one configuration per file, or run the grid with kubesim sweep", config)
+			}
 			if cmd.Flags().Changed("steps") {
 				if steps <= 0 {
 					return usagef("--steps %d: must be positive", steps)

@@ -194,6 +194,13 @@ func formatIV(iv Interval, digits int, sign bool) string {
 	return m + "±" + strconv.FormatFloat(iv.Half, 'f', digits, 64)
 }
 
+// shownZero reports whether a formatted difference reads as zero ("+0.0",
+// "-0.00±0.01").
+func shownZero(s string) bool {
+	m, _, _ := strings.Cut(s, "±")
+	return strings.Trim(m, "+-0.") == ""
+}
+
 // WriteSummary renders the summary tables of an experiment: per size, the
 // mean ± 95% interval over seeds of each focused metric (* marks the best
 // mean of a column), then the paired difference against the column's best
@@ -235,7 +242,10 @@ func WriteSummary(w io.Writer, title string, tables []SizeSummary, metrics []Met
 					diff[s] = append(diff[s], "n/a")
 				default:
 					d := formatIV(c.Diff, mt.Digits, true)
-					if c.Diff.Excludes0() {
+					// "!" only where the shown difference is not zero: a
+					// difference below the column's precision (+0.0±0.0) is
+					// not one a reader can act on
+					if c.Diff.Excludes0() && !shownZero(d) {
 						d += "!"
 					}
 					diff[s] = append(diff[s], d)

@@ -77,3 +77,11 @@ func TestSummaryWidth(t *testing.T) {
 		}
 	}
 }
+
+func TestShownZero(t *testing.T) {
+	for s, want := range map[string]bool{"+0.0±0.0": true, "-0.00±0.01": true, "+0": true, "+0.1±0.0": false, "-10±3": false, "+100": false} {
+		if got := shownZero(s); got != want {
+			t.Errorf("shownZero(%q) = %v; want %v", s, got, want)
+		}
+	}
+}

@@ -6,11 +6,10 @@ import (
 )
 
 // benchSweep is a heuristic-only synthetic sweep at 100 nodes: 12 seeds,
-// every heuristic (12 cells of 7 replays).
+// every heuristic (12 cells of 8 replays), each workload of the default
+// synthetic size (100 pods per node: 10,000 pods).
 const benchSweep = `name: bench
 cluster:
-  workload:
-    pods_per_node: 20
   sim:
     autoscaler:
       enabled: false

@@ -101,6 +101,8 @@ func PlotLearningCurve(progressCSV, outPNG, title string) error {
 	if drawn == 0 {
 		return fmt.Errorf("learning curve: %s: no %s or %s value to draw", progressCSV, keyEpRewMean, keyEvalReward)
 	}
+	// headroom above the curves for the legend in the top-left corner
+	p.Y.Max += 0.25 * max(p.Y.Max-p.Y.Min, 1)
 
 	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
 	if err != nil {

@@ -176,6 +176,8 @@ func plotBars(dir, title, group string, tables []SizeSummary) error {
 		p.Legend.Add(name, b)
 	}
 	p.NominalX(labels...)
+	// headroom above the bars for the legend, one line per scheduler
+	p.Y.Max += float64(len(names)) * 0.07 * max(p.Y.Max-p.Y.Min, 1)
 	return savePlot(p, filepath.Join(dir, slug(group)+"-bars.png"))
 }
 

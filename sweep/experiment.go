@@ -154,14 +154,14 @@ func Schedulers(spec *Spec, checkpoint string) ([]Scheduler, error) {
 	}
 	var out []Scheduler
 	for _, name := range names {
-		out = append(out, Scheduler{Name: name, Seeded: func(seed uint64) (sim.Scheduler, error) { return sched.New(name, seed) }})
+		out = append(out, Scheduler{Name: name, New: func(seed uint64) (sim.Scheduler, error) { return sched.New(name, seed) }})
 	}
 	if checkpoint != "" {
 		if _, _, err := agent.Load(checkpoint); err != nil {
 			return nil, err // fail before any replay starts
 		}
 		// A policy keeps scratch buffers, so each replay loads its own copy.
-		out = append(out, Scheduler{Name: Learned, New: func() (sim.Scheduler, error) {
+		out = append(out, Scheduler{Name: Learned, New: func(uint64) (sim.Scheduler, error) {
 			pol, ec, err := agent.Load(checkpoint)
 			if err != nil {
 				return nil, err

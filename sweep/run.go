@@ -13,21 +13,12 @@ import (
 )
 
 // Scheduler makes a fresh placement policy for one replay (policies keep
-// per-run state, so each replay gets its own). Seeded, when set, is used
-// instead of New and gets the case's evaluation seed, for policies that
-// draw random numbers.
+// per-run state, so each replay gets its own). New gets the case's
+// evaluation seed, for policies that draw random numbers; the others
+// ignore it.
 type Scheduler struct {
-	Name   string
-	New    func() (sim.Scheduler, error)
-	Seeded func(seed uint64) (sim.Scheduler, error)
-}
-
-// make returns a fresh policy for a replay under seed.
-func (sc Scheduler) make(seed uint64) (sim.Scheduler, error) {
-	if sc.Seeded != nil {
-		return sc.Seeded(seed)
-	}
-	return sc.New()
+	Name string
+	New  func(seed uint64) (sim.Scheduler, error)
 }
 
 // Case is one evaluation workload: a cluster size, an evaluation seed and a
@@ -150,7 +141,7 @@ func replayCase(ctx context.Context, c Case, scheds []Scheduler, done func(Row))
 	}
 	rows := make([]Row, 0, len(scheds))
 	for _, sc := range scheds {
-		s, err := sc.make(c.Seed)
+		s, err := sc.New(c.Seed)
 		if err != nil {
 			return nil, err
 		}

@@ -24,7 +24,7 @@ func TestCasesAndReplay(t *testing.T) {
 	if len(cases) != 4 {
 		t.Fatalf("%d cases; want 2 sizes x 2 seeds", len(cases))
 	}
-	ff := Scheduler{Name: "ff", New: func() (sim.Scheduler, error) { return firstFit{}, nil }}
+	ff := Scheduler{Name: "ff", New: func(uint64) (sim.Scheduler, error) { return firstFit{}, nil }}
 	rows, err := Replay(context.Background(), cases, []Scheduler{ff, {Name: "ff2", New: ff.New}})
 	if err != nil {
 		t.Fatal(err)

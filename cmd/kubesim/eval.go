@@ -40,8 +40,8 @@ the cluster size with and without --trace.` + exitStatuses,
 			if err != nil {
 				return err
 			}
-			fs := schedulerFactories(names, f.seed)
-			fs = append(fs, sweep.Scheduler{Name: "ppo", New: func() (sim.Scheduler, error) { return agent.NewScheduler("ppo", pol, ec) }})
+			fs := schedulerFactories(names)
+			fs = append(fs, sweep.Scheduler{Name: "ppo", New: func(uint64) (sim.Scheduler, error) { return agent.NewScheduler("ppo", pol, ec) }})
 			results, err := replayAll(cmd.Context(), w, cfg, fs)
 			if err != nil {
 				return err

@@ -66,7 +66,7 @@ func runReplay(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
 	if err != nil {
 		return err
 	}
-	results, err := replayAll(ctx, w, cfg, schedulerFactories(names, f.seed))
+	results, err := replayAll(ctx, w, cfg, schedulerFactories(names))
 	if err != nil {
 		return err
 	}
@@ -116,11 +116,12 @@ func schedulerNames(s string) ([]string, error) {
 	return []string{s}, nil
 }
 
-// schedulerFactories returns fresh-scheduler factories for registry names.
-func schedulerFactories(names []string, seed uint64) []sweep.Scheduler {
+// schedulerFactories returns fresh-scheduler factories for registry names,
+// seeded with the replay's seed (--seed, which the simulator uses too).
+func schedulerFactories(names []string) []sweep.Scheduler {
 	fs := make([]sweep.Scheduler, len(names))
 	for i, name := range names {
-		fs[i] = sweep.Scheduler{Name: name, New: func() (sim.Scheduler, error) { return sched.New(name, seed) }}
+		fs[i] = sweep.Scheduler{Name: name, New: func(seed uint64) (sim.Scheduler, error) { return sched.New(name, seed) }}
 	}
 	return fs
 }

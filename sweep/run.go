@@ -2,11 +2,9 @@ package sweep
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 
 	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/sim"
@@ -101,32 +99,16 @@ func Replay(ctx context.Context, cases []Case, scheds []Scheduler) ([]Row, error
 }
 
 // ReplayProgress is Replay with a callback after each replay, for progress
-// bars; it is called from several goroutines.
+// bars; it is called from several goroutines. After the first error, or
+// once ctx is done, no new case starts.
 func ReplayProgress(ctx context.Context, cases []Case, scheds []Scheduler, done func(Row)) ([]Row, error) {
 	rows := make([]Row, len(cases)*len(scheds))
-	errs := make([]error, len(cases))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for ci, c := range cases {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if ctx.Err() != nil {
-				errs[ci] = ctx.Err()
-				return
-			}
-			out, err := replayCase(ctx, c, scheds, done)
-			if err != nil {
-				errs[ci] = err
-				return
-			}
-			copy(rows[ci*len(scheds):], out)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := parallel(ctx, runtime.GOMAXPROCS(0), len(cases), func(ci int) error {
+		out, err := replayCase(ctx, cases[ci], scheds, done)
+		copy(rows[ci*len(scheds):], out)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return rows, nil

@@ -210,7 +210,7 @@ func (c *Config) Validate() error {
 // n nodes, under the given seed, with the autoscaler template built from
 // NodeTemplate alone (the Reference node where it is zero).
 func (c *Config) SimConfig(n int, seed uint64) sim.Config {
-	return c.WorkloadConfig(&sim.Workload{Nodes: make([]sim.NodeSpec, 0, n)}, n, seed)
+	return c.WorkloadConfig(&sim.Workload{}, n, seed)
 }
 
 // EpisodeConfig is the simulator configuration for replaying w under seed:

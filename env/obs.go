@@ -67,6 +67,11 @@ type Obs struct {
 	// Mask allows action i < N when the pod passes kube-scheduler's filters
 	// on node i (sim.Feasible); Mask[N], Pending, is always true.
 	Mask []bool
+	// Prior holds N+1 additive log-prior terms, one per action (Pending
+	// last), that the policy adds to its logits: a heuristic's preference,
+	// so that a policy with a zero learned correction acts as that
+	// heuristic. Nil when the configuration has no prior.
+	Prior []float64
 }
 
 // Row returns node i's features.
@@ -79,6 +84,11 @@ func (o *Obs) CopyTo(dst *Obs) {
 	dst.Nodes = append(dst.Nodes[:0], o.Nodes...)
 	dst.Domain = append(dst.Domain[:0], o.Domain...)
 	dst.Mask = append(dst.Mask[:0], o.Mask...)
+	if o.Prior == nil {
+		dst.Prior = nil
+	} else {
+		dst.Prior = append(dst.Prior[:0], o.Prior...)
+	}
 }
 
 // Clone returns a copy of o that owns its slices.

@@ -22,13 +22,13 @@ test:
 	$(GO) test -tags '$(TAGS)' ./...
 
 # The default trace (400 machines, 2 days) is synthesised and converted on
-# first use (one to two seconds). Then the shipped experiment replays its
-# test windows at 10 to 200 machines under 5 seeds, every heuristic and the
-# policy trained by `kubesim train --config experiments/default.yaml`
-# (results/default/), and prints mean ± 95% CI tables.
+# first use (one to two seconds). Then the quick sweep replays its four test
+# windows at 20 and 100 machines under 3 seeds, every heuristic and the
+# shipped policy, and prints mean ± 95% CI tables (reference:
+# results/quick/summary.md). Its cells are cached in runs/quick.
 run: build
 	$(BIN) data --out $(TRACE)
-	$(BIN) experiment --config experiments/default.yaml --checkpoint results/default/best.ckpt
+	$(BIN) sweep experiments/quick.yaml --out runs/quick
 
 bench:
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...

@@ -62,8 +62,7 @@ func Cases(s *Spec, windows []dataset.Window, first uint64) ([]Case, error) {
 			seed := first + uint64(k)
 			if s.Trace != nil {
 				for _, win := range windows {
-					opts := s.loadOptions()
-					opts.Window, opts.Machines, opts.Seed = extend(win, s.warmUp()), n, seed
+					opts := s.Trace.LoadOptions(win, n, seed)
 					dir := s.Trace.Dir
 					cases = append(cases, Case{Nodes: n, Seed: seed, Workload: win.Name, load: func() (*sim.Workload, sim.Config, error) {
 						w, err := dataset.Load(dir, opts)

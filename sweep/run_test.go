@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -53,15 +54,19 @@ func (firstFit) Schedule(c *sim.Cluster, p *sim.Pod) int {
 	return sim.PendingDecision
 }
 
-// TestRunRefusesOversizedCluster: an eval size far beyond memory fails
+// TestSweepRefusesOversizedCluster: an eval size far beyond memory fails
 // before any workload is built, with an error naming the key.
-func TestRunRefusesOversizedCluster(t *testing.T) {
+func TestSweepRefusesOversizedCluster(t *testing.T) {
 	s, err := ParseSpec([]byte("eval:\n  nodes: [3, 100000000]\n  seeds: 1\n  schedulers: [first-fit]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Run(context.Background(), s, Options{Seed: 1})
+	out := t.TempDir()
+	_, err = Sweep(context.Background(), s, SweepOptions{Out: out})
 	if !errors.Is(err, memlimit.ErrTooBig) || !strings.Contains(err.Error(), "eval.nodes 100000000") {
-		t.Errorf("Run = %v; want memlimit.ErrTooBig naming eval.nodes 100000000", err)
+		t.Errorf("Sweep = %v; want memlimit.ErrTooBig naming eval.nodes 100000000", err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("the refused sweep wrote %d entries into its folder", len(entries))
 	}
 }

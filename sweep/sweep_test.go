@@ -349,31 +349,3 @@ func TestSweepInterrupted(t *testing.T) {
 		t.Errorf("corrupt cell: %d evaluated (%v); want it run again", o.Evaluated, err)
 	}
 }
-
-// TestSweepMatchesRun: a spec without a grid sweeps to the rows and tables
-// of Run (kubesim experiment): cells.csv is Run's results.csv byte for
-// byte, and summary.md holds Run's tables.
-func TestSweepMatchesRun(t *testing.T) {
-	s := mustSpec(t, strings.Replace(heuristicSweep, "grid:\n  eval.nodes: [3, 9]\n", "", 1))
-	rep, err := Run(context.Background(), s, Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var csv, tables bytes.Buffer
-	if err := rep.WriteCSV(&csv); err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.WriteSummary(&tables); err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	if _, err := Sweep(context.Background(), s, SweepOptions{Out: out}); err != nil {
-		t.Fatal(err)
-	}
-	if got := readFile(t, filepath.Join(out, CellsCSV)); got != csv.String() {
-		t.Errorf("cells.csv differs from Run's CSV:\n%s\nwant\n%s", got, csv.String())
-	}
-	if md := readFile(t, filepath.Join(out, SummaryFile)); !strings.Contains(md, "```\n"+tables.String()+"```\n") {
-		t.Errorf("summary.md does not hold Run's tables:\n%s\nwant\n%s", md, tables.String())
-	}
-}

@@ -59,11 +59,15 @@ func (s *Spec) ResolveWindows() (dataset.Windows, error) {
 	return ws, nil
 }
 
-// loadOptions are the trace loader's options of the spec, without the
-// window, machine count and seed that each workload sets.
-func (s *Spec) loadOptions() dataset.LoadOptions {
-	t := s.Trace
+// LoadOptions are the trace loader's options for one workload of the trace
+// section: window win (moved back by the warm-up of warm_start: warmup, so
+// that the workload holds it) sampled on machines machines under seed. Every
+// path from a trace section to a workload builds its options here:
+// evaluation cases, the training and validation sources, and the replay and
+// eval commands.
+func (t *Trace) LoadOptions(win dataset.Window, machines int, seed uint64) dataset.LoadOptions {
 	return dataset.LoadOptions{
+		Window: extend(win, t.warmUp()), Machines: machines, Seed: seed,
 		LoadFactor: t.LoadFactor, DAG: t.DAG, MachineMemMiB: t.MachineMemMiB,
 		WarmStart: t.WarmStart == WarmPlacement,
 	}
@@ -71,12 +75,15 @@ func (s *Spec) loadOptions() dataset.LoadOptions {
 
 // warmUp is the simulated warm-up before each window (zero unless
 // warm_start: warmup).
-func (s *Spec) warmUp() sim.Time {
-	if s.Trace != nil && s.Trace.WarmStart == WarmUp {
-		return s.Trace.WarmUpMs
+func (t *Trace) warmUp() sim.Time {
+	if t != nil && t.WarmStart == WarmUp {
+		return t.WarmUpMs
 	}
 	return 0
 }
+
+// warmUp is the spec's warm-up before each window.
+func (s *Spec) warmUp() sim.Time { return s.Trace.warmUp() }
 
 // extend moves a window's start back by the warm-up, so that the workload
 // holds the warm-up before the window.
@@ -101,9 +108,10 @@ func (s *Spec) Sources() (train, val env.Source, err error) {
 	mk := func(set []dataset.Window) env.Source {
 		out := make([]dataset.Window, len(set))
 		for i, w := range set {
-			out[i] = extend(w, s.warmUp())
+			out[i] = s.Trace.LoadOptions(w, 0, 0).Window
 		}
-		return env.Trace{Dir: s.Trace.Dir, Windows: out, Options: s.loadOptions()}
+		// env.Trace sets each episode's window, machine count and seed
+		return env.Trace{Dir: s.Trace.Dir, Windows: out, Options: s.Trace.LoadOptions(dataset.Window{}, 0, 0)}
 	}
 	return mk(ws.Train), mk(ws.Val), nil
 }

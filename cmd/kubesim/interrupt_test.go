@@ -32,7 +32,7 @@ func TestInterruptStopsPromptly(t *testing.T) {
 	}{
 		{"replay", []string{"replay", "--nodes", "2000", "--pods", "600000", "--scheduler", "kube-default"}},
 		{"synth", []string{"synth", "--machines", "4000", "--days", "4", "--out", filepath.Join(dir, "synth")}},
-		{"experiment", []string{"experiment", "--config", spec}},
+		{"sweep", []string{"sweep", spec, "--out", filepath.Join(dir, "sweep")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

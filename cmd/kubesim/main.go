@@ -42,7 +42,7 @@ memory than this machine has.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newReplayCmd(), newEvalCmd(), newTrainCmd(), newSynthCmd(), newConvertCmd(), newDataCmd(), newExperimentCmd(), newFidelityCmd(), newServeCmd())
+	root.AddCommand(newReplayCmd(), newEvalCmd(), newTrainCmd(), newSynthCmd(), newConvertCmd(), newDataCmd(), newFidelityCmd(), newServeCmd())
 	root.AddCommand(newSweepCmd())
 	return root
 }

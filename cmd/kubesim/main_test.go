@@ -119,9 +119,10 @@ func TestTrainEvalEndToEnd(t *testing.T) {
 	}
 }
 
-// TestExperiment: a synthetic experiment at a size inside and a size outside
-// the training range prints a table per size and writes its results.
-func TestExperiment(t *testing.T) {
+// TestSweepWithoutGrid: a synthetic spec without a grid, at a size inside
+// and a size outside the training range, prints a table per size and writes
+// one CSV row per size, seed and scheduler.
+func TestSweepWithoutGrid(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "exp.yaml")
 	os.WriteFile(cfg, []byte(`name: exp
@@ -134,9 +135,10 @@ eval:
   nodes: [4, 9]
   schedulers: [first-fit, kube-default]
   seeds: 2
+  train: false
 `), 0o644)
 	out := filepath.Join(dir, "res")
-	code, stdout, stderr := runCLI(t, "experiment", "--config", cfg, "--out", out)
+	code, stdout, stderr := runCLI(t, "sweep", cfg, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -145,16 +147,16 @@ eval:
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	lines, err := os.ReadFile(filepath.Join(out, "results.jsonl"))
+	lines, err := os.ReadFile(filepath.Join(out, "cells.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 2 sizes x 2 seeds x 2 schedulers.
-	if n := strings.Count(string(lines), "\n"); n != 8 {
-		t.Errorf("%d result lines; want 8", n)
+	// a header, then 2 sizes x 2 seeds x 2 schedulers
+	if n := strings.Count(string(lines), "\n"); n != 9 {
+		t.Errorf("%d CSV lines; want 9", n)
 	}
-	if tables, err := os.ReadFile(filepath.Join(out, "tables.txt")); err != nil || string(tables) != stdout {
-		t.Errorf("tables.txt differs from the printed tables (%v)", err)
+	if md, err := os.ReadFile(filepath.Join(out, "summary.md")); err != nil || string(md) != stdout {
+		t.Errorf("summary.md differs from the printed tables (%v)", err)
 	}
 }
 

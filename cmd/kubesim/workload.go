@@ -14,6 +14,7 @@ import (
 	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/internal/memlimit"
 	"github.com/kubesim/kubesim/sim"
+	"github.com/kubesim/kubesim/sweep"
 )
 
 // workloadFlags choose the workload and cluster of replay and eval. --nodes
@@ -247,10 +248,8 @@ func (f *workloadFlags) simConfig(w *sim.Workload) sim.Config {
 
 // buildTrace loads the trace window the flags name.
 func (f *workloadFlags) buildTrace(ctx context.Context) (*sim.Workload, sim.Config, error) {
-	w, err := dataset.LoadContext(ctx, f.trace, dataset.LoadOptions{
-		Window: f.win, Machines: f.nodes, LoadFactor: f.loadFactor, DAG: f.dag, Seed: f.seed,
-		WarmStart: f.warmStart == "placement",
-	})
+	t := sweep.Trace{Dir: f.trace, LoadFactor: f.loadFactor, DAG: f.dag, WarmStart: f.warmStart}
+	w, err := dataset.LoadContext(ctx, f.trace, t.LoadOptions(f.win, f.nodes, f.seed))
 	if err != nil {
 		return nil, sim.Config{}, err
 	}

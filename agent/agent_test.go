@@ -69,6 +69,34 @@ func TestFill(t *testing.T) {
 	}
 }
 
+// TestFillPrior: priors are laid out like the mask, Pending's at index 8,
+// padding entries and an observation without a prior 0; a batch of
+// observations without priors has none, even after one that had.
+func TestFillPrior(t *testing.T) {
+	a, b, c := obs(3, 1), obs(6, 2), obs(2, 3)
+	a.Prior = []float64{-1, 0, -0.5, -2}
+	b.Prior = []float64{-0.1, 0, -0.2, -0.3, -0.4, -0.5, -3}
+	var bt model.Batch
+	Fill(&bt, []env.Obs{a, b, c})
+	want := []float64{
+		-1, 0, -0.5, 0, 0, 0, 0, 0, -2,
+		-0.1, 0, -0.2, -0.3, -0.4, -0.5, 0, 0, -3,
+		0, 0, 0, 0, 0, 0, 0, 0, 0,
+	}
+	if len(bt.Prior) != len(want) {
+		t.Fatalf("%d prior entries, want %d", len(bt.Prior), len(want))
+	}
+	for i, w := range want {
+		if bt.Prior[i] != w {
+			t.Errorf("prior[%d] = %v, want %v", i, bt.Prior[i], w)
+		}
+	}
+	Fill(&bt, []env.Obs{obs(3, 1), c})
+	if len(bt.Prior) != 0 {
+		t.Errorf("observations without priors give %d prior entries, want none", len(bt.Prior))
+	}
+}
+
 // TestLoadAndSchedule saves a fresh policy as the trainer would, loads it,
 // and replays a small workload with it: every decision is a feasible node
 // or Pending, and the environment config comes back from the metadata.

@@ -23,11 +23,15 @@ func PaddedN(n int) int {
 
 // Fill packs observations into b, padded to PaddedN of the largest N with
 // invalid nodes (masked, no neighbours). Pending, the last action of each
-// observation, moves to index b.N. b's slices are reused when large enough.
+// observation, moves to index b.N. When any observation has a prior, b.Prior
+// holds them all, laid out like the mask (padding entries and observations
+// without a prior 0); otherwise b.Prior is empty. b's slices are reused when
+// large enough.
 func Fill(b *model.Batch, obs []env.Obs) {
-	maxN := 1
+	maxN, prior := 1, false
 	for i := range obs {
 		maxN = max(maxN, obs[i].N)
+		prior = prior || obs[i].Prior != nil
 	}
 	n := PaddedN(maxN)
 	b.B, b.N = len(obs), n
@@ -56,6 +60,19 @@ func Fill(b *model.Batch, obs []env.Obs) {
 			}
 		}
 		mask[n] = true
+	}
+	b.Prior = b.Prior[:0]
+	if prior {
+		b.Prior = grow(b.Prior, b.B*(n+1))
+		for s := range obs {
+			o := &obs[s]
+			row := b.Prior[s*(n+1) : (s+1)*(n+1)]
+			clear(row)
+			if o.Prior != nil {
+				copy(row, o.Prior[:o.N])
+				row[n] = o.Prior[o.N]
+			}
+		}
 	}
 }
 

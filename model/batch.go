@@ -21,6 +21,11 @@ type Batch struct {
 	// Domain is B*N failure-domain ids: nodes of one sample with the same id
 	// are neighbours. -1 means no neighbours but the node itself.
 	Domain []int32
+	// Prior is B*(N+1) additive log-prior terms, Pending last as in Mask,
+	// that a policy built with Config.Prior adds to its logits. Empty (nil
+	// or length 0) means all zero; entries of padding nodes and masked actions are ignored. A
+	// policy without Config.Prior ignores it.
+	Prior []float64
 }
 
 // check validates b's sizes and values against d node features and p pod
@@ -42,6 +47,9 @@ func (b *Batch) check(d, p int) error {
 	case len(b.Domain) != b.B*b.N:
 		return fmt.Errorf("batch: %d domain ids, want B*N = %d", len(b.Domain), b.B*b.N)
 	}
+	if len(b.Prior) != 0 && len(b.Prior) != b.B*(b.N+1) {
+		return fmt.Errorf("batch: %d prior entries, want B*(N+1) = %d (or none)", len(b.Prior), b.B*(b.N+1))
+	}
 	for s := range b.B {
 		if !b.Mask[s*(b.N+1)+b.N] {
 			return fmt.Errorf("batch: sample %d masks Pending (mask[%d]), which is always allowed", s, s*(b.N+1)+b.N)
@@ -55,6 +63,15 @@ func (b *Batch) check(d, p int) error {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("batch: sample %d node %d feature %d is %v", r/b.N, r%b.N, j, v)
 			}
+		}
+	}
+	for i, v := range b.Prior {
+		s, a := i/(b.N+1), i%(b.N+1)
+		if !b.Mask[i] || (a < b.N && !b.NodeValid[s*b.N+a]) {
+			continue // ignored
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("batch: sample %d action %d prior is %v", s, a, v)
 		}
 	}
 	for i, v := range b.Pod {

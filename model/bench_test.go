@@ -30,11 +30,31 @@ func benchBatch(bs, n int) *Batch {
 	return bt
 }
 
+// benchPrior gives bt a prior in [-3, 0] on every action.
+func benchPrior(bt *Batch) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	bt.Prior = make([]float64, bt.B*(bt.N+1))
+	for i := range bt.Prior {
+		bt.Prior[i] = -3 * rng.Float64()
+	}
+}
+
 func BenchmarkAct(b *testing.B) {
-	for _, c := range []struct{ b, n int }{{16, 10}, {16, 200}} {
-		b.Run(fmt.Sprintf("B=%d/N=%d", c.b, c.n), func(b *testing.B) {
+	for _, c := range []struct {
+		b, n  int
+		prior bool
+	}{{16, 10, false}, {16, 200, false}, {16, 10, true}, {16, 200, true}} {
+		name := fmt.Sprintf("B=%d/N=%d", c.b, c.n)
+		if c.prior {
+			name += "/prior"
+		}
+		b.Run(name, func(b *testing.B) {
 			p := benchPolicy(b)
 			bt := benchBatch(c.b, c.n)
+			if c.prior {
+				p.cfg.Prior = true
+				benchPrior(bt)
+			}
 			rng := rand.New(rand.NewPCG(5, 6))
 			var out ActResult
 			b.ReportAllocs()
@@ -74,4 +94,21 @@ func BenchmarkTrainStep(b *testing.B) {
 			b.ReportMetric(float64(c.b)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
 		})
 	}
+}
+
+func BenchmarkCloneStep(b *testing.B) {
+	p := benchPolicy(b)
+	bt := benchBatch(64, 10)
+	var act ActResult
+	if err := p.Act(bt, true, nil, &act); err != nil {
+		b.Fatal(err)
+	}
+	cc := CloneConfig{LearningRate: 3e-4, MaxGradNorm: 0.5}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.CloneStep(bt, act.Actions, cc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(64*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
 }

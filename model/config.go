@@ -30,6 +30,17 @@ type Config struct {
 	// MaxGraphs bounds the training graphs kept (one per (B, N) shape,
 	// least recently used evicted first). Not part of the architecture.
 	MaxGraphs int `json:"max_graphs"`
+	// Prior makes the policy add Batch.Prior, an additive log-prior per
+	// action, to its logits: logit_i = prior_i + C*tanh(score_i), so that
+	// the network learns a bounded correction to a heuristic. Part of the
+	// architecture; absent (false) in checkpoints from before it existed.
+	Prior bool `json:"prior,omitempty"`
+	// ZeroInit starts the decoder's query layer at zero, so that every
+	// node and Pending score is 0 and a fresh policy with Prior is exactly
+	// softmax(prior) over the allowed actions (without Prior: uniform).
+	// Gradients still reach the query layer. An initialisation option, not
+	// part of the architecture.
+	ZeroInit bool `json:"zero_init,omitempty"`
 }
 
 // maxSize bounds the sizes in a Config, so that a corrupt checkpoint header
@@ -98,6 +109,7 @@ func (c Config) sameArchitecture(o Config) error {
 		{"rounds", c.Rounds, o.Rounds},
 		{"logit_clip", c.LogitClip, o.LogitClip},
 		{"float64", c.Float64, o.Float64},
+		{"prior", c.Prior, o.Prior},
 	} {
 		if f.a != f.b {
 			return fmt.Errorf("architecture mismatch: %s is %v in the checkpoint, %v in the policy", f.name, f.a, f.b)

@@ -9,8 +9,14 @@
 // Actions are in [0, N]. Padding never changes a valid output, and
 // permuting nodes permutes their log-probabilities (both tested).
 //
+// With Config.Prior the policy adds Batch.Prior, a heuristic's additive
+// log-prior per action, to its logits (logit = prior + C*tanh(score)), so
+// it learns a bounded correction to the heuristic; Config.ZeroInit starts
+// that correction at zero, the policy then being softmax(prior).
+//
 // Acting ([Policy.Act], [Policy.Forward]) runs a host forward pass; training
-// ([Policy.TrainStep]) runs gorgonia graphs, built once per shape (B, N and
+// ([Policy.TrainStep], and [Policy.CloneStep] for behaviour cloning of a
+// teacher's actions) runs gorgonia graphs, built once per shape (B, N and
 // a power-of-two number of failure-domain rows) and cached (at most
 // Config.MaxGraphs), whose gradients come from gorgonia's reverse-mode
 // differentiation. Both read the same weight tensors, and a

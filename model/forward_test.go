@@ -31,22 +31,31 @@ func TestHostForwardMatchesGraph(t *testing.T) {
 		f64     bool
 		b, n, k int
 		tol     float64
+		prior   bool
 	}{
-		{"float64 B=3 N=7", true, 3, 7, 2, 1e-9},
-		{"float64 B=5 N=20 many domains", true, 5, 20, 12, 1e-9},
+		{"float64 B=3 N=7", true, 3, 7, 2, 1e-9, false},
+		{"float64 B=5 N=20 many domains", true, 5, 20, 12, 1e-9, false},
 		// float32 checks rounding only (the float64 cases check the maths):
 		// the centred node score is a difference of two float32 dot
 		// products of similar size, which the graph and the host round in
 		// different orders, so logits of size C = 10 agree to a few 1e-6.
-		{"float32 B=4 N=9", false, 4, 9, 3, 3e-5},
+		{"float32 B=4 N=9", false, 4, 9, 3, 3e-5, false},
+		{"float64 B=3 N=7 prior", true, 3, 7, 2, 1e-9, true},
+		{"float32 B=4 N=9 prior", false, 4, 9, 3, 3e-5, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := New(testConfig(tc.f64))
+			cfg := testConfig(tc.f64)
+			cfg.Prior = tc.prior
+			p, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			perturb(p, rand.New(rand.NewPCG(9, 9)))
-			b := randomBatch(rand.New(rand.NewPCG(1, uint64(tc.n))), tc.b, tc.n, 5, 3, tc.k, false)
+			rng := rand.New(rand.NewPCG(1, uint64(tc.n)))
+			b := randomBatch(rng, tc.b, tc.n, 5, 3, tc.k, false)
+			if tc.prior {
+				addPrior(rng, b)
+			}
 			var host, gr Output
 			if err := p.Forward(b, &host); err != nil {
 				t.Fatal(err)

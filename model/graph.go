@@ -11,13 +11,24 @@ import (
 	"github.com/kubesim/kubesim/model/pointer"
 )
 
+// graphKind says what a graph computes beyond the forward pass.
+type graphKind uint8
+
+const (
+	forwardOnly graphKind = iota // log-probabilities and values
+	ppoLoss                      // PPO's loss and its gradients (TrainStep)
+	cloneLoss                    // behaviour cloning's cross-entropy and its gradients (CloneStep)
+)
+
 // graph is one (B, N) shape's gorgonia graph: the policy's forward pass and,
-// when built for training, the PPO loss and its gradients. Its input tensors
-// are allocated once and refilled in place before every run; its weight
-// nodes are bound to the policy's weight tensors.
+// when built for training, a loss (PPO's or behaviour cloning's) and its
+// gradients. Its input tensors are allocated once and refilled in place
+// before every run; its weight nodes are bound to the policy's weight
+// tensors.
 type graph struct {
 	b, n    int
 	segs    int // failure-domain rows: batches with at most this many segments
+	kind    graphKind
 	lastUse uint64
 
 	g   *G.ExprGraph
@@ -36,6 +47,9 @@ type graph struct {
 	loss, policyLoss, valueLoss *G.Node
 	entropy                     *G.Node
 	params, grads               []*G.Node
+	// gradOf[i] is the index in params (and in Policy.params) of grads[i]:
+	// every parameter for PPO, those the logits depend on for cloning.
+	gradOf []int
 
 	// Copies of output values taken by read instructions as soon as they are
 	// computed: the tape machine reuses an intermediate node's memory once
@@ -48,10 +62,10 @@ type graphValues struct {
 	logp, value, logpA, ratio, loss, policyLoss, valueLoss, entropy G.Value
 }
 
-func (p *Policy) newGraph(b, n, segs int, train bool) (*graph, error) {
+func (p *Policy) newGraph(b, n, segs int, kind graphKind) (*graph, error) {
 	cfg := p.cfg
 	dt := nn.Dtype(cfg.Float64)
-	gr := &graph{b: b, n: n, segs: segs, g: G.NewGraph(), lay: &nn.Layout{B: b, N: n}}
+	gr := &graph{b: b, n: n, segs: segs, kind: kind, g: G.NewGraph(), lay: &nn.Layout{B: b, N: n}}
 	g := gr.g
 	input := func(name string, shape ...int) (*tensor.Dense, *G.Node) {
 		d := tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
@@ -71,12 +85,13 @@ func (p *Policy) newGraph(b, n, segs int, train bool) (*graph, error) {
 	}
 	gr.logp, gr.value = dec.LogP, dec.Value
 	gr.params = append(enc.Params, dec.Params...)
-	if train {
+	switch kind {
+	case ppoLoss:
 		if err := gr.buildLoss(dt); err != nil {
 			return nil, fmt.Errorf("model: building loss for B=%d N=%d: %w", b, n, err)
 		}
-		if gr.grads, err = G.Grad(gr.loss, gr.params...); err != nil {
-			return nil, fmt.Errorf("model: differentiating loss for B=%d N=%d: %w", b, n, err)
+		for i := range gr.params {
+			gr.gradOf = append(gr.gradOf, i)
 		}
 		G.Read(gr.logpA, &gr.out.logpA)
 		G.Read(gr.ratio, &gr.out.ratio)
@@ -84,9 +99,27 @@ func (p *Policy) newGraph(b, n, segs int, train bool) (*graph, error) {
 		G.Read(gr.policyLoss, &gr.out.policyLoss)
 		G.Read(gr.valueLoss, &gr.out.valueLoss)
 		G.Read(gr.entropy, &gr.out.entropy)
-	} else {
+	case cloneLoss:
+		if err := gr.buildCloneLoss(dt); err != nil {
+			return nil, fmt.Errorf("model: building cloning loss for B=%d N=%d: %w", b, n, err)
+		}
+		// The value head does not reach the logits, and gorgonia refuses
+		// to differentiate with respect to unreachable nodes.
+		gr.gradOf = p.logitParams
+		G.Read(gr.loss, &gr.out.loss)
+		G.Read(gr.logp, &gr.out.logp)
+	default:
 		G.Read(gr.logp, &gr.out.logp)
 		G.Read(gr.value, &gr.out.value)
+	}
+	if kind != forwardOnly {
+		wrt := make([]*G.Node, len(gr.gradOf))
+		for i, j := range gr.gradOf {
+			wrt[i] = gr.params[j]
+		}
+		if gr.grads, err = G.Grad(gr.loss, wrt...); err != nil {
+			return nil, fmt.Errorf("model: differentiating loss for B=%d N=%d: %w", b, n, err)
+		}
 	}
 	gr.vm = G.NewTapeMachine(g)
 	return gr, nil
@@ -170,22 +203,22 @@ func segmentCap(segs, rows int) int {
 	return max(min(c, rows), segs)
 }
 
-// graphFor returns the cached training graph for b's shape (B, N and the
-// segment capacity of its failure domains), building it (and evicting the
-// least recently used graph beyond MaxGraphs) when needed.
-func (p *Policy) graphFor(b *Batch) (*graph, error) {
+// graphFor returns the cached training graph of the kind for b's shape (B,
+// N and the segment capacity of its failure domains), building it (and
+// evicting the least recently used graph beyond MaxGraphs) when needed.
+func (p *Policy) graphFor(b *Batch, kind graphKind) (*graph, error) {
 	if err := p.scratch.Set(b.B, b.N, b.NodeValid, b.Domain); err != nil {
 		return nil, err
 	}
 	segs := segmentCap(p.scratch.Segments(), b.B*b.N)
 	p.clock++
 	for _, gr := range p.graphs {
-		if gr.b == b.B && gr.n == b.N && gr.segs == segs {
+		if gr.b == b.B && gr.n == b.N && gr.segs == segs && gr.kind == kind {
 			gr.lastUse = p.clock
 			return gr, nil
 		}
 	}
-	gr, err := p.newGraph(b.B, b.N, segs, true)
+	gr, err := p.newGraph(b.B, b.N, segs, kind)
 	if err != nil {
 		return nil, err
 	}
@@ -219,15 +252,24 @@ func (gr *graph) setInputs(p *Policy, b *Batch) error {
 	return nil
 }
 
+// setInputs fills the graph's inputs. The additive mask carries the prior:
+// prior_i (0 without one) for an allowed action, MaskedLogit otherwise.
 func setInputs[T nn.Float](gr *graph, p *Policy, b *Batch) {
 	fillNodes(nn.Data[T](gr.nodes), b, p.cfg.NodeFeatures)
 	fillPod(nn.Data[T](gr.pod), b, p.cfg.PodFeatures)
 	m := nn.Data[T](gr.mask)
+	prior := b.Prior
+	if !p.cfg.Prior || len(prior) == 0 {
+		prior = nil
+	}
 	for i, ok := range p.allow {
-		if ok {
-			m[i] = 0
-		} else {
+		switch {
+		case !ok:
 			m[i] = pointer.MaskedLogit
+		case prior != nil:
+			m[i] = T(prior[i])
+		default:
+			m[i] = 0
 		}
 	}
 }
@@ -251,7 +293,7 @@ func (p *Policy) graphForward(b *Batch, out *Output) error {
 	if err := p.scratch.Set(b.B, b.N, b.NodeValid, b.Domain); err != nil {
 		return err
 	}
-	gr, err := p.newGraph(b.B, b.N, segmentCap(p.scratch.Segments(), b.B*b.N), false)
+	gr, err := p.newGraph(b.B, b.N, segmentCap(p.scratch.Segments(), b.B*b.N), forwardOnly)
 	if err != nil {
 		return err
 	}

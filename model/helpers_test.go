@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"math/rand/v2"
 )
 
@@ -57,5 +58,20 @@ func perturb(p *Policy, rng *rand.Rand) {
 				d[i] += float32(0.3 * rng.NormFloat64())
 			}
 		}
+	}
+}
+
+// addPrior gives b a prior: values in [-4, 0] for valid, allowed actions,
+// NaN for padding nodes and masked actions (which must be ignored).
+func addPrior(rng *rand.Rand, b *Batch) {
+	k := b.N + 1
+	b.Prior = make([]float64, b.B*k)
+	for i := range b.Prior {
+		s, a := i/k, i%k
+		if !b.Mask[i] || (a < b.N && !b.NodeValid[s*b.N+a]) {
+			b.Prior[i] = math.NaN()
+			continue
+		}
+		b.Prior[i] = -4 * rng.Float64()
 	}
 }

@@ -35,6 +35,11 @@ type Policy struct {
 	clock   uint64
 	opt     adam
 	meta    map[string]string
+
+	// behaviour cloning: the parameters the logits depend on (indices in
+	// params) and their own Adam state, kept apart from PPO's
+	logitParams []int
+	cloneOpt    adam
 }
 
 // worker holds one chunk's host forward-pass state.
@@ -52,8 +57,9 @@ type hostState[T nn.Float] struct {
 }
 
 // New returns a policy with freshly initialised weights: orthogonal, gains
-// sqrt(2) for hidden layers, 0.01 for the policy's query and 1 for the value
-// output, biases zero, all drawn from cfg.Seed.
+// sqrt(2) for hidden layers, 0.01 for the policy's query (zero with
+// cfg.ZeroInit) and 1 for the value output, biases zero, all drawn from
+// cfg.Seed.
 func New(cfg Config) (*Policy, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -69,10 +75,28 @@ func New(cfg Config) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
+	if cfg.ZeroInit {
+		clearParam(dec.Query)
+	}
 	p := &Policy{cfg: cfg, enc: enc, dec: dec}
 	p.params = append(enc.Params(), dec.Params()...)
 	p.opt.init(p.params)
+	for i, w := range p.params {
+		if w != dec.Value1 && w != dec.Value2 {
+			p.logitParams = append(p.logitParams, i)
+		}
+	}
 	return p, nil
+}
+
+// clearParam sets every element of w to zero.
+func clearParam(w *nn.Param) {
+	switch d := w.Value.Data().(type) {
+	case []float32:
+		clear(d)
+	case []float64:
+		clear(d)
+	}
 }
 
 // Config returns the policy's configuration, defaults applied.
@@ -160,6 +184,9 @@ func (p *Policy) forwardChunk(b *Batch, out *Output, c, chunks int) {
 		Mask:      b.Mask[s0*k : s1*k],
 		Domain:    b.Domain[s0*b.N : s1*b.N],
 	}
+	if p.cfg.Prior && len(b.Prior) != 0 {
+		w.sub.Prior = b.Prior[s0*k : s1*k]
+	}
 	// b was validated; a chunk's slices have matching lengths by construction.
 	_ = w.lay.Set(w.sub.B, w.sub.N, w.sub.NodeValid, w.sub.Domain)
 	allow, logp, values := p.allow[s0*k:s1*k], out.LogP[s0*k:s1*k], out.Values[s0:s1]
@@ -182,7 +209,7 @@ func hostForward[T nn.Float](p *Policy, w *worker, st *hostState[T], allow []boo
 	fillNodes(st.nodes, b, d)
 	fillPod(st.pod, b, pf)
 	h, pe := gnn.Forward(p.enc, &st.enc, &w.lay, st.nodes, st.pod)
-	pointer.Forward(p.dec, &st.dec, &w.lay, h, pe, allow, logp, values)
+	pointer.Forward(p.dec, &st.dec, &w.lay, h, pe, allow, b.Prior, logp, values)
 }
 
 // ActResult is Act's output, one entry per sample.

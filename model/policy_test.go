@@ -30,18 +30,25 @@ func mustForward(t *testing.T, p *Policy, b *Batch) *Output {
 // Pending log-probability and the value unchanged.
 func TestPermutationEquivariance(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		f64  bool
-		tol  float64
-	}{{"float64", true, 1e-12}, {"float32", false, 1e-5}} {
+		name  string
+		f64   bool
+		tol   float64
+		prior bool
+	}{{"float64", true, 1e-12, false}, {"float32", false, 1e-5, false}, {"float64 prior", true, 1e-12, true}, {"float32 prior", false, 1e-5, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := mustNew(t, testConfig(tc.f64))
+			cfg := testConfig(tc.f64)
+			cfg.Prior = tc.prior
+			p := mustNew(t, cfg)
 			rng := rand.New(rand.NewPCG(21, 22))
 			perturb(p, rng)
 			b := randomBatch(rng, 3, 8, 5, 3, 3, false)
 			pb := &Batch{B: b.B, N: b.N, Pod: b.Pod,
 				Nodes: make([]float64, len(b.Nodes)), NodeValid: make([]bool, len(b.NodeValid)),
 				Mask: make([]bool, len(b.Mask)), Domain: make([]int32, len(b.Domain))}
+			if tc.prior {
+				addPrior(rng, b)
+				pb.Prior = make([]float64, len(b.Prior))
+			}
 			n, d, k := b.N, 5, b.N+1
 			perm := make([][]int, b.B) // new position i holds old node perm[s][i]
 			for s := range b.B {
@@ -51,8 +58,14 @@ func TestPermutationEquivariance(t *testing.T) {
 					pb.NodeValid[s*n+i] = b.NodeValid[s*n+o]
 					pb.Domain[s*n+i] = b.Domain[s*n+o]
 					pb.Mask[s*k+i] = b.Mask[s*k+o]
+					if tc.prior {
+						pb.Prior[s*k+i] = b.Prior[s*k+o]
+					}
 				}
 				pb.Mask[s*k+n] = true
+				if tc.prior {
+					pb.Prior[s*k+n] = b.Prior[s*k+n]
+				}
 			}
 			x, y := mustForward(t, p, b), mustForward(t, p, pb)
 			for s := range b.B {
@@ -83,6 +96,9 @@ func single(b *Batch, s, n, d, pf int) *Batch {
 		Mask:      append(append([]bool(nil), b.Mask[s*k:s*k+n]...), true),
 		Domain:    append([]int32(nil), b.Domain[s*b.N:s*b.N+n]...),
 	}
+	if b.Prior != nil {
+		one.Prior = append(append([]float64(nil), b.Prior[s*k:s*k+n]...), b.Prior[s*k+b.N])
+	}
 	return one
 }
 
@@ -92,16 +108,22 @@ func single(b *Batch, s, n, d, pf int) *Batch {
 // unpadded. Padding nodes get probability 0.
 func TestPaddingInvariance(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		f64  bool
-		tol  float64
-	}{{"float64", true, 1e-12}, {"float32", false, 1e-5}} {
+		name  string
+		f64   bool
+		tol   float64
+		prior bool
+	}{{"float64", true, 1e-12, false}, {"float32", false, 1e-5, false}, {"float64 prior", true, 1e-12, true}, {"float32 prior", false, 1e-5, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := mustNew(t, testConfig(tc.f64))
+			cfg := testConfig(tc.f64)
+			cfg.Prior = tc.prior
+			p := mustNew(t, cfg)
 			rng := rand.New(rand.NewPCG(31, 32))
 			perturb(p, rng)
 			const n, d, pf = 12, 5, 3
 			b := randomBatch(rng, 5, n, d, pf, 3, false)
+			if tc.prior {
+				addPrior(rng, b) // NaN on padding: ignored
+			}
 			valid := make([]int, b.B)
 			for s := range b.B {
 				for i := range n {

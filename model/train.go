@@ -70,7 +70,7 @@ func (p *Policy) TrainStep(b *Batch, actions []int, oldLogp, adv, returns, oldVa
 	if c := lc.MaxGradNorm / (st.GradNorm + 1e-6); c < 1 {
 		scale = c // torch.nn.utils.clip_grad_norm_
 	}
-	p.opt.step(p.params, gr.grads, scale, lc.LearningRate)
+	p.opt.step(p.params, gr.gradOf, gr.grads, scale, lc.LearningRate)
 	return st, nil
 }
 
@@ -98,7 +98,7 @@ func (p *Policy) lossAndGrad(b *Batch, actions []int, oldLogp, adv, returns, old
 	if len(actions) != b.B {
 		return nil, TrainStats{}, fmt.Errorf("model train: %d actions for B=%d", len(actions), b.B)
 	}
-	gr, err := p.graphFor(b)
+	gr, err := p.graphFor(b, ppoLoss)
 	if err != nil {
 		return nil, TrainStats{}, err
 	}
@@ -257,13 +257,15 @@ func (a *adam) init(params []*nn.Param) {
 	}
 }
 
-// step applies one update with gradients grads[i] (of params[i]) times scale.
-func (a *adam) step(params []*nn.Param, grads []*G.Node, scale, lr float64) {
+// step applies one update with gradients grads[i] (of params[of[i]]) times
+// scale; parameters without a gradient keep their weights and moments.
+func (a *adam) step(params []*nn.Param, of []int, grads []*G.Node, scale, lr float64) {
 	a.t++
 	bc1 := 1 - math.Pow(adamBeta1, float64(a.t))
 	bc2 := 1 - math.Pow(adamBeta2, float64(a.t))
-	for i, p := range params {
-		g := grads[i].Value().(*tensor.Dense)
+	for k, i := range of {
+		p := params[i]
+		g := grads[k].Value().(*tensor.Dense)
 		if p.Value.Dtype() == tensor.Float64 {
 			adamUpdate(nn.Data[float64](p.Value), nn.Data[float64](g), nn.Data[float64](a.m[i]), nn.Data[float64](a.v[i]), scale, lr, bc1, bc2)
 		} else {

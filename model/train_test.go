@@ -345,7 +345,7 @@ func TestSpareSegmentRows(t *testing.T) {
 	if small := segmentCap(p.scratch.Segments(), 12); small >= big {
 		t.Fatalf("test batches have capacities %d and %d, want the first smaller", small, big)
 	}
-	gr, err := p.newGraph(2, 6, big, true)
+	gr, err := p.newGraph(2, 6, big, ppoLoss)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,15 @@ type store struct {
 	nodes  []float64 // row r at r*NodeFeatures
 	domain []int32   // row r
 	mask   []bool    // transition i's N+1 entries start at off[i]+i
+	prior  []float64 // transition i's N+1 log-prior terms start at poff[i]
+	poff   []int     // -1: transition i has no prior
 	n      []int
 	off    []int
 }
 
 func (s *store) reset() {
 	s.pod, s.nodes, s.domain, s.mask = s.pod[:0], s.nodes[:0], s.domain[:0], s.mask[:0]
+	s.prior, s.poff = s.prior[:0], s.poff[:0]
 	s.n, s.off = s.n[:0], s.off[:0]
 }
 
@@ -29,16 +32,26 @@ func (s *store) add(o *env.Obs) {
 	s.nodes = append(s.nodes, o.Nodes...)
 	s.domain = append(s.domain, o.Domain...)
 	s.mask = append(s.mask, o.Mask...)
+	if o.Prior == nil {
+		s.poff = append(s.poff, -1)
+	} else {
+		s.poff = append(s.poff, len(s.prior))
+		s.prior = append(s.prior, o.Prior...)
+	}
 }
 
 // obs returns a view of transition i (no copy).
 func (s *store) obs(i int) env.Obs {
 	n, r := s.n[i], s.off[i]
-	return env.Obs{
+	o := env.Obs{
 		N:      n,
 		Pod:    s.pod[i*env.PodFeatures : (i+1)*env.PodFeatures],
 		Nodes:  s.nodes[r*env.NodeFeatures : (r+n)*env.NodeFeatures],
 		Domain: s.domain[r : r+n],
 		Mask:   s.mask[r+i : r+i+n+1],
 	}
+	if p := s.poff[i]; p >= 0 {
+		o.Prior = s.prior[p : p+n+1]
+	}
+	return o
 }

@@ -62,6 +62,14 @@ type Config struct {
 	// rounds.
 	Hidden int `yaml:"hidden" json:"hidden"`
 	Rounds int `yaml:"rounds" json:"rounds"`
+	// Prior builds the policy with model.Config.Prior: it adds the
+	// observations' log-prior (env's prior heuristic) to its logits and
+	// learns a correction to it. The environment must supply a prior.
+	Prior bool `yaml:"prior" json:"prior,omitempty"`
+	// ZeroInit starts the policy's learned correction at exactly zero
+	// (model.Config.ZeroInit): with Prior, the first policy is the prior's
+	// softmax.
+	ZeroInit bool `yaml:"zero_init" json:"zero_init,omitempty"`
 
 	// Derived by Validate.
 	RolloutSize int   `yaml:"-" json:"-"` // NSteps * NEnvs

@@ -144,6 +144,8 @@ func (t *Trainer) modelConfig() model.Config {
 		Hidden:       t.cfg.Hidden,
 		Rounds:       t.cfg.Rounds,
 		Seed:         t.cfg.Seed,
+		Prior:        t.cfg.Prior,
+		ZeroInit:     t.cfg.ZeroInit,
 	}
 }
 
@@ -153,9 +155,9 @@ func (t *Trainer) resume(path string) error {
 	if err != nil {
 		return err
 	}
-	if c := pol.Config(); c.Hidden != t.cfg.Hidden || c.Rounds != t.cfg.Rounds {
-		return fmt.Errorf("%w: resuming from %s: the checkpoint's policy has hidden %d and rounds %d, the config ppo.hidden %d and ppo.rounds %d: resume with the config it was trained with",
-			ErrConfig, path, c.Hidden, c.Rounds, t.cfg.Hidden, t.cfg.Rounds)
+	if c := pol.Config(); c.Hidden != t.cfg.Hidden || c.Rounds != t.cfg.Rounds || c.Prior != t.cfg.Prior {
+		return fmt.Errorf("%w: resuming from %s: the checkpoint's policy has hidden %d, rounds %d and prior %v, the config ppo.hidden %d, ppo.rounds %d and ppo.prior %v: resume with the config it was trained with",
+			ErrConfig, path, c.Hidden, c.Rounds, c.Prior, t.cfg.Hidden, t.cfg.Rounds, t.cfg.Prior)
 	}
 	t.pol = pol
 	if t.steps, err = strconv.ParseInt(meta[metaSteps], 10, 64); err != nil {
@@ -233,6 +235,9 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 		return Summary{}, fmt.Errorf("resetting environments: %w", err)
 	}
 
+	if cfg.Prior && len(cur.Obs) > 0 && cur.Obs[0].Prior == nil {
+		return Summary{}, fmt.Errorf("%w: ppo.prior is on, but the environment's observations carry no prior: configure the environment's prior heuristic", ErrConfig)
+	}
 	if cfg.EvalFreq == 0 {
 		slog.Warn("ppo.eval_freq is 0: no validation runs and no best.ckpt is written; last.ckpt is the trained policy", "out", t.opts.Out)
 	}

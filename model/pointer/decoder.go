@@ -73,9 +73,12 @@ func (d *Decoder) Params() []*nn.Param {
 
 // Inputs are the graph nodes the decoder reads.
 type Inputs struct {
-	H    *G.Node // (B*N, H) node embeddings
-	Pod  *G.Node // (B, H) pod embedding
-	Mask *G.Node // (B, N+1) additive mask: 0 allowed, MaskedLogit not
+	H   *G.Node // (B*N, H) node embeddings
+	Pod *G.Node // (B, H) pod embedding
+	// Mask is the (B, N+1) additive mask: 0 (or an additive log-prior
+	// term) for allowed actions, MaskedLogit for masked ones. It is added
+	// to the clipped logits before the log-softmax.
+	Mask *G.Node
 	// Layout describes the rows of H.
 	Layout *nn.Layout
 }
@@ -138,9 +141,10 @@ type Workspace[T nn.Float] struct {
 
 // Forward runs the decoder on the host. h is the (B*N) x H node embedding,
 // p the B x H pod embedding, mask the B x (N+1) allowed actions (Pending
-// last). It writes the B x (N+1) log-probabilities to logp and the B values
-// to value.
-func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, mask []bool, logp, value []float64) {
+// last) and prior, when not empty, B x (N+1) log-prior terms added to the
+// logits of allowed actions (the graph's additive mask carries them). It
+// writes the B x (N+1) log-probabilities to logp and the B values to value.
+func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, mask []bool, prior, logp, value []float64) {
 	hd := d.cfg.Hidden
 	b, n := l.B, l.N
 	ws.gm = nn.Grow(ws.gm, b*hd)
@@ -185,6 +189,13 @@ func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, m
 		for i, ok := range mask[s*(n+1) : (s+1)*(n+1)] {
 			if !ok {
 				row[i] += MaskedLogit
+			}
+		}
+		if len(prior) != 0 {
+			for i, v := range prior[s*(n+1) : (s+1)*(n+1)] {
+				if mask[s*(n+1)+i] {
+					row[i] += v
+				}
 			}
 		}
 	}

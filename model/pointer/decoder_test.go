@@ -50,7 +50,7 @@ func TestForwardKnownAnswer(t *testing.T) {
 	}
 	logp, value := make([]float64, 3), make([]float64, 1)
 	var ws Workspace[float64]
-	Forward(d, &ws, &l, []float64{1, 2}, []float64{0}, []bool{false, true, true}, logp, value)
+	Forward(d, &ws, &l, []float64{1, 2}, []float64{0}, []bool{false, true, true}, nil, logp, value)
 	a, b := 2*math.Tanh(0.75), 2*math.Tanh(0.3)
 	lse := math.Log(math.Exp(a) + math.Exp(b))
 	for i, want := range []float64{math.Inf(-1), a - lse, b - lse} {
@@ -60,5 +60,34 @@ func TestForwardKnownAnswer(t *testing.T) {
 	}
 	if math.Abs(value[0]-3) > 1e-12 {
 		t.Errorf("value = %v, want 3", value[0])
+	}
+}
+
+// The prior adds to the clipped logits of allowed actions only: the known
+// answer above with prior (NaN, 0.5, -1), node 0 masked.
+func TestForwardPrior(t *testing.T) {
+	d, err := New(Config{Hidden: 1, LogitClip: 2, Float64: true}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(nn.Data[float64](d.Query.Value), []float64{2, 0, 0})
+	copy(nn.Data[float64](d.Key.Value), []float64{0.5})
+	copy(nn.Data[float64](d.Pending.Value), []float64{0.1})
+	var l nn.Layout
+	if err := l.Set(1, 2, []bool{true, true}, []int32{-1, -1}); err != nil {
+		t.Fatal(err)
+	}
+	logp, value := make([]float64, 3), make([]float64, 1)
+	var ws Workspace[float64]
+	Forward(d, &ws, &l, []float64{1, 2}, []float64{0}, []bool{false, true, true}, []float64{math.NaN(), 0.5, -1}, logp, value)
+	a, b := 2*math.Tanh(0.75)+0.5, 2*math.Tanh(0.3)-1
+	lse := math.Log(math.Exp(a) + math.Exp(b))
+	if math.Exp(logp[0]) != 0 {
+		t.Errorf("masked node: probability %v, want 0", math.Exp(logp[0]))
+	}
+	for i, want := range []float64{a - lse, b - lse} {
+		if got := logp[i+1]; math.Abs(got-want) > 1e-12 {
+			t.Errorf("logp[%d] = %v, want %v", i+1, got, want)
+		}
 	}
 }

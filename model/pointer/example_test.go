@@ -23,7 +23,7 @@ func Example() {
 	}
 	logp, value := make([]float64, 3), make([]float64, 1)
 	var ws pointer.Workspace[float32]
-	pointer.Forward(d, &ws, &l, []float32{1, 0, 0, 1}, []float32{0.5, 0.5}, []bool{true, false, true}, logp, value)
+	pointer.Forward(d, &ws, &l, []float32{1, 0, 0, 1}, []float32{0.5, 0.5}, []bool{true, false, true}, nil, logp, value)
 	fmt.Printf("P(node 0) + P(Pending) = %.3f, P(node 1) = %v\n", math.Exp(logp[0])+math.Exp(logp[2]), math.Exp(logp[1]))
 	// Output: P(node 0) + P(Pending) = 1.000, P(node 1) = 0
 }

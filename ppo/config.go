@@ -70,6 +70,18 @@ type Config struct {
 	// (model.Config.ZeroInit): with Prior, the first policy is the prior's
 	// softmax.
 	ZeroInit bool `yaml:"zero_init" json:"zero_init,omitempty"`
+	// BCSteps > 0 starts a fresh run with behaviour cloning of the
+	// environment's prior heuristic: BCSteps decisions are collected with
+	// the teacher acting (the allowed action of highest Obs.Prior), a
+	// BCHoldout share of them is held out, and the policy is trained on the
+	// rest by cross-entropy for BCEpochs passes of BatchSize minibatches at
+	// BCLearningRate, logging agreement on the held-out decisions (bc.csv,
+	// and bc/* in the first progress row). These steps are not counted in
+	// TotalTimesteps. Needs observations with a prior; skipped on resume.
+	BCSteps        int     `yaml:"bc_steps" json:"bc_steps,omitempty"`
+	BCEpochs       int     `yaml:"bc_epochs" json:"bc_epochs,omitempty"`
+	BCLearningRate float64 `yaml:"bc_learning_rate" json:"bc_learning_rate,omitempty"`
+	BCHoldout      float64 `yaml:"bc_holdout" json:"bc_holdout,omitempty"`
 
 	// Derived by Validate.
 	RolloutSize int   `yaml:"-" json:"-"` // NSteps * NEnvs
@@ -102,6 +114,9 @@ func DefaultConfig() Config {
 		EvalEpisodes:       4,
 		Hidden:             64,
 		Rounds:             2,
+		BCEpochs:           10,
+		BCLearningRate:     1e-3,
+		BCHoldout:          0.1,
 	}
 }
 
@@ -155,9 +170,22 @@ func (c *Config) Validate() error {
 		return bad("hidden", c.Hidden, "must be in [1, 4096]")
 	case c.Rounds < 0 || c.Rounds > 64:
 		return bad("rounds", c.Rounds, "must be in [0, 64]")
+	case c.BCSteps < 0:
+		return bad("bc_steps", c.BCSteps, "must be 0 (no behaviour cloning) or positive")
+	case c.BCSteps > 0 && c.BCEpochs < 1:
+		return bad("bc_epochs", c.BCEpochs, "must be at least 1 when bc_steps is set")
+	case c.BCSteps > 0 && (!(c.BCLearningRate > 0) || math.IsInf(c.BCLearningRate, 0)):
+		return bad("bc_learning_rate", c.BCLearningRate, "must be a finite positive number when bc_steps is set")
+	case c.BCSteps > 0 && !(c.BCHoldout > 0 && c.BCHoldout < 1):
+		return bad("bc_holdout", c.BCHoldout, "must be in (0, 1) when bc_steps is set")
+	case c.BCSteps > 0 && (bcHeldOut(c.BCSteps, c.BCHoldout) < 1 || bcHeldOut(c.BCSteps, c.BCHoldout) >= c.BCSteps):
+		return bad("bc_steps", c.BCSteps, fmt.Sprintf("too few to hold out a share of %v and train on the rest", c.BCHoldout))
 	}
 	c.RolloutSize = c.NSteps * c.NEnvs
 	c.Minibatches = c.RolloutSize / c.BatchSize
 	c.Updates = c.TotalTimesteps / int64(c.RolloutSize)
 	return nil
 }
+
+// bcHeldOut is the number of the n cloning decisions held out.
+func bcHeldOut(n int, share float64) int { return int(math.Round(float64(n) * share)) }

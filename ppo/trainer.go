@@ -308,6 +308,11 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 		_ = bar.Set64(t.steps)
 	}
 	interrupted := false
+	if fresh && cfg.BCSteps > 0 { // behaviour cloning of the prior's heuristic first (clone.go)
+		if cur, err = t.clone(ctx, vec, cur, logger); err != nil {
+			return Summary{}, err
+		}
+	}
 
 	for t.upd < cfg.Updates {
 		updStart := time.Now()

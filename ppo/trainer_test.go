@@ -354,6 +354,11 @@ func TestConfigValidate(t *testing.T) {
 		{"gamma above 1", func(c *Config) { c.Gamma = 1.5 }},
 		{"budget below a rollout", func(c *Config) { c.TotalTimesteps = 10 }},
 		{"negative lr", func(c *Config) { c.LearningRate = -1 }},
+		{"negative bc_steps", func(c *Config) { c.BCSteps = -1 }},
+		{"bc without epochs", func(c *Config) { c.BCSteps, c.BCEpochs = 100, 0 }},
+		{"bc without lr", func(c *Config) { c.BCSteps, c.BCLearningRate = 100, 0 }},
+		{"bc holdout of 1", func(c *Config) { c.BCSteps, c.BCHoldout = 100, 1 }},
+		{"bc too few to hold out", func(c *Config) { c.BCSteps = 2 }},
 	}
 	for _, tc := range cases {
 		c := DefaultConfig()

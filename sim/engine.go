@@ -67,6 +67,11 @@ type Counters struct {
 	Finished      int64 // pods that completed
 	ScaleUps      int64 // nodes requested by the autoscaler
 	ScaleDowns    int64 // nodes removed by the autoscaler
+	// PendingMs is the time integral of Pending() in pod-milliseconds, and
+	// PendingHighMs that of PendingHigh() (see waiting.go): the difference
+	// between two readings is the exact pending pod-time in between.
+	PendingMs     int64
+	PendingHighMs int64
 }
 
 // Engine runs one simulation. It is not safe for concurrent use.
@@ -111,6 +116,8 @@ type Engine struct {
 	pending    int
 	counters   Counters
 	m          metrics
+
+	pendingHigh int // the high-priority part of pending (waiting.go)
 
 	afterEvent func() // test hook, called after every processed event
 }
@@ -369,6 +376,7 @@ func (e *Engine) advance(t Time) {
 	if from := max(e.c.now, e.cfg.WarmUp); t > from {
 		e.m.nodeMs += int64(len(e.c.nodes)) * int64(t-from)
 	}
+	e.accruePending(t - e.c.now)
 	e.c.now = t
 }
 

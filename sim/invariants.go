@@ -50,7 +50,7 @@ func (e *Engine) CheckInvariants() error {
 			return fmt.Errorf("pod %s: unschedulable position %d, listed at %d", e.pods[id].Spec.Name, e.pods[id].unschedPos, k)
 		}
 	}
-	pending := 0
+	pending, pendingHigh := 0, 0
 	for i := range e.pods {
 		p := &e.pods[i]
 		bound := p.State == Bound || p.State == Running
@@ -66,6 +66,9 @@ func (e *Engine) CheckInvariants() error {
 		wantActive, wantUnsched := 0, 0
 		if p.State == Pending {
 			pending++
+			if p.Spec.Priority >= High {
+				pendingHigh++
+			}
 			switch p.wait {
 			case waitActive:
 				wantActive = 1
@@ -83,8 +86,8 @@ func (e *Engine) CheckInvariants() error {
 				p.Spec.Name, inActive[i], inUnsched[i], p.State, p.wait)
 		}
 	}
-	if pending != e.pending {
-		return fmt.Errorf("%d pods pending, counter says %d", pending, e.pending)
+	if pending != e.pending || pendingHigh != e.pendingHigh {
+		return fmt.Errorf("%d pods pending (%d high-priority), counters say %d (%d)", pending, pendingHigh, e.pending, e.pendingHigh)
 	}
 	return e.checkGroups()
 }

@@ -26,7 +26,7 @@ func (e *Engine) place(p *Pod, i int) {
 // after the startup latency. The caller has checked feasibility.
 func (e *Engine) bind(p *Pod, i int) {
 	e.place(p, i)
-	e.pending--
+	e.countPending(p, -1)
 	e.counters.Binds++
 	if !p.everBound {
 		p.everBound = true
@@ -178,6 +178,6 @@ func (e *Engine) evict(p *Pod, counter *int64) {
 	p.State = Pending
 	p.QueuedAt = e.c.now
 	p.backoff = e.cfg.BackoffInitial
-	e.pending++
+	e.countPending(p, 1)
 	e.activate(p)
 }

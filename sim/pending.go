@@ -26,7 +26,7 @@ func (e *Engine) arrive(p *Pod) {
 	p.arrivedAt = e.c.now
 	p.QueuedAt = e.c.now
 	p.backoff = e.cfg.BackoffInitial
-	e.pending++
+	e.countPending(p, 1)
 	e.counters.Arrived++
 	e.activate(p)
 }

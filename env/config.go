@@ -96,6 +96,9 @@ type Config struct {
 	Reference Reference `yaml:"reference" json:"reference"`
 	// Domain is the failure-domain level of Obs.Domain: "zone" or "rack".
 	Domain DomainLevel `yaml:"domain" json:"domain"`
+	// Prior is the heuristic prior of Obs.Prior (observation.go); none by
+	// default.
+	Prior Prior `yaml:"prior" json:"prior"`
 	// ScaleMin and ScaleMax size the autoscaler per episode relative to the
 	// episode's initial node count n: min_nodes = floor(ScaleMin*n),
 	// max_nodes = ceil(ScaleMax*n). Zero keeps Sim.Autoscaler's absolute
@@ -191,6 +194,9 @@ func (c *Config) Validate() error {
 		return bad("node_template.mem_mib", c.NodeTemplate.Mem, "must not be negative")
 	case c.NodeTemplate.MaxPods < 0:
 		return bad("node_template.max_pods", c.NodeTemplate.MaxPods, "must not be negative")
+	}
+	if err := c.Prior.validate(); err != nil {
+		return err
 	}
 	if err := c.Workload.Validate(); err != nil {
 		return fmt.Errorf("%w: workload: %w", ErrConfig, err)

@@ -10,8 +10,9 @@ type Encoder struct {
 	en encoder
 }
 
-// NewEncoder returns an encoder for cfg's reference node, balance signal
-// and failure-domain level.
+// NewEncoder returns an encoder for cfg's reference node, balance signal,
+// failure-domain level and prior (Config.Prior: Obs.Prior from the same
+// heuristic scores as in an Env).
 func NewEncoder(cfg Config) (*Encoder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -21,7 +22,7 @@ func NewEncoder(cfg Config) (*Encoder, error) {
 
 // newEncoder sets up an encoder for cfg.
 func newEncoder(cfg Config) encoder {
-	en := encoder{ref: cfg.Reference, signal: cfg.Reward.BalanceOf}
+	en := encoder{ref: cfg.Reference, signal: cfg.Reward.BalanceOf, prior: newPriorState(cfg.Prior)}
 	if cfg.Domain == Rack {
 		en.level = 1
 	}

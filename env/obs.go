@@ -155,6 +155,8 @@ type encoder struct {
 
 	stats clusterStats // of the cluster as last encoded
 	std   float64      // std of node CPU utilisation (per signal) as last encoded
+
+	prior priorState // Obs.Prior (observation.go)
 }
 
 // encode fills the buffers for pod p (nil: no pod) on cluster c with typical
@@ -255,5 +257,5 @@ func (en *encoder) encode(c *sim.Cluster, p *sim.Pod, typical sim.Resources) Obs
 		mean := sum / float64(n)
 		en.std = math.Sqrt(max(0, sumSq/float64(n)-mean*mean))
 	}
-	return Obs{N: n, Pod: en.pod[:], Nodes: feat, Domain: dom, Mask: mask}
+	return Obs{N: n, Pod: en.pod[:], Nodes: feat, Domain: dom, Mask: mask, Prior: en.prior.fill(c, p, mask)}
 }

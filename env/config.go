@@ -18,6 +18,13 @@ const (
 	Bounded BalanceForm = "bounded"
 	// Inverse is 1/(s + 0.01), the form of the original design, in (0.67, 100].
 	Inverse BalanceForm = "inverse"
+	// Delta is the change of Bounded caused by the decision: Bounded just
+	// after sim.Engine.Decide minus Bounded just before, at the same
+	// simulated time (like R_fragment), so (s_before - s_after)/0.5, in
+	// [-1, 1], 0 unless the pod was bound or preempted for. It needs the
+	// Requested signal: a bind moves actual use only when the pod starts,
+	// later, in an event that no decision causes.
+	Delta BalanceForm = "delta"
 )
 
 // BalanceSignal is the per-node quantity whose spread R_balance measures.
@@ -44,9 +51,12 @@ const (
 // Reward holds the weights and forms of the reward
 //
 //	w1*R_balance + w2*R_fragment - w3*P_violation - w4*P_failure - wp*P_pending
+//	    - w5*P_wait - w6*P_unplaced
 //
 // (see the package documentation for each term). Weights are non-negative;
-// a zero weight switches its term off without removing it from Info.
+// a zero weight switches its term off without removing it from Info. The
+// defaults leave w5 and w6 at 0, which gives the reward of the first five
+// terms bit for bit.
 type Reward struct {
 	Balance   float64 `yaml:"balance" json:"balance"`     // w1
 	Fragment  float64 `yaml:"fragment" json:"fragment"`   // w2
@@ -63,6 +73,23 @@ type Reward struct {
 	// FragmentMix in [0, 1] is the share of the fragmentation-ratio change in
 	// R_fragment; the rest is the change in stranded share.
 	FragmentMix float64 `yaml:"fragment_mix" json:"fragment_mix"`
+	// Wait (w5) weighs P_wait, the waiting cost: the time integral, from the
+	// decision to the returned observation, of the priority-weighted number
+	// of pending pods (every pod in the active queue, in backoff or in the
+	// unschedulable list, including pods that no node fits and the forced
+	// Pending decisions the environment takes itself), in pod-minutes.
+	// Exact: sim.Counters.PendingMs and PendingHighMs integrate the pending
+	// counts whenever simulated time advances.
+	Wait float64 `yaml:"wait" json:"wait"`
+	// Unplaced (w6) weighs P_unplaced, the terminal penalty: on the step
+	// that terminates an episode (workload exhausted; never on truncation,
+	// which PPO bootstraps), the priority-weighted number of pods still
+	// pending, the pods the run leaves unscheduled (sim.Result's
+	// Unschedulable, warm-up included). 0 on every other step.
+	Unplaced float64 `yaml:"unplaced" json:"unplaced"`
+	// WaitHigh is the weight of one high-priority pod (sim.High and above)
+	// in P_wait and P_unplaced; a low-priority pod weighs 1.
+	WaitHigh float64 `yaml:"wait_high" json:"wait_high"`
 }
 
 // Reference is the node size that pod requests and node sizes are
@@ -132,6 +159,7 @@ func DefaultConfig() Config {
 		Reward: Reward{
 			Balance: 1, Fragment: 1, Violation: 1, Failure: 1, Pending: 1,
 			BalanceForm: Bounded, BalanceOf: Used, FragmentMix: 0.5,
+			Wait: 0, Unplaced: 0, WaitHigh: 1,
 		},
 		MinNodes:  5,
 		MaxNodes:  50,
@@ -159,6 +187,8 @@ func (c *Config) Validate() error {
 		{"reward.balance", c.Reward.Balance}, {"reward.fragment", c.Reward.Fragment},
 		{"reward.violation", c.Reward.Violation}, {"reward.failure", c.Reward.Failure},
 		{"reward.pending", c.Reward.Pending},
+		{"reward.wait", c.Reward.Wait}, {"reward.unplaced", c.Reward.Unplaced},
+		{"reward.wait_high", c.Reward.WaitHigh},
 	}
 	for _, w := range weights {
 		if !(w.v >= 0) || math.IsInf(w.v, 0) {
@@ -166,10 +196,13 @@ func (c *Config) Validate() error {
 		}
 	}
 	switch {
-	case c.Reward.BalanceForm != Bounded && c.Reward.BalanceForm != Inverse:
-		return bad("reward.balance_form", c.Reward.BalanceForm, `must be "bounded" or "inverse"`)
+	case c.Reward.BalanceForm != Bounded && c.Reward.BalanceForm != Inverse && c.Reward.BalanceForm != Delta:
+		return bad("reward.balance_form", c.Reward.BalanceForm, `must be "bounded", "inverse" or "delta"`)
 	case c.Reward.BalanceOf != Used && c.Reward.BalanceOf != Requested:
 		return bad("reward.balance_of", c.Reward.BalanceOf, `must be "used" or "requested"`)
+	case c.Reward.BalanceForm == Delta && c.Reward.BalanceOf != Requested:
+		return bad("reward.balance_form", c.Reward.BalanceForm,
+			`"delta" needs reward.balance_of "requested" (a bind moves actual use only once the pod starts)`)
 	case !(c.Reward.FragmentMix >= 0 && c.Reward.FragmentMix <= 1):
 		return bad("reward.fragment_mix", c.Reward.FragmentMix, "must be in [0, 1]")
 	case c.MaxSteps < 0:

@@ -65,14 +65,26 @@
 // # Reward
 //
 //	r = w1*R_balance + w2*R_fragment - w3*P_violation - w4*P_failure - wp*P_pending
+//	    - w5*P_wait - w6*P_unplaced
 //
-// with the weights of Config.Reward; Info reports every term unweighted.
+// with the weights of Config.Reward (YAML keys balance, fragment, violation,
+// failure, pending, wait, unplaced); Info reports every term unweighted and
+// Episode.Return sums the rewards. w5 and w6 are 0 by default, which gives
+// the reward of the first five terms bit for bit.
 //
 //   - R_balance: with s the population standard deviation over nodes of CPU
 //     utilisation at the returned observation (actual use capped at
-//     allocatable, or requested CPU with balance_of "requested"), either
-//     1 - s/0.5 ("bounded", in [0, 1], the default) or 1/(s + 0.01)
-//     ("inverse", the original design, up to 100).
+//     allocatable, or requested CPU capped at allocatable with balance_of
+//     "requested"), either 1 - s/0.5 ("bounded", in [0, 1], the default) or
+//     1/(s + 0.01) ("inverse", the original design, up to 100). The bounded
+//     level is nearly constant from step to step (about 0.96 to 1); "delta"
+//     is instead the change of the bounded level caused by the decision,
+//     (s_before - s_after)/0.5 with s measured just before and just after
+//     sim.Engine.Decide at the same simulated time (like R_fragment): in
+//     [-1, 1], 0 for a deferral or a failure, and summed over an episode
+//     the balance the agent's binds built. It requires balance_of
+//     "requested": actual use moves only when a pod starts, in a later
+//     event, so no decision changes it at once.
 //   - R_fragment: the decrease caused by the decision itself, measured just
 //     before and just after sim.Engine.Decide at the same simulated time, of
 //     the stranded share S and of the fragmentation ratio F:
@@ -93,6 +105,23 @@
 //   - P_pending: 1 when the action deferred a pod although a node was
 //     feasible (sim.OutcomeDeferred); choosing Pending when nothing fits is
 //     free, being the only legal action.
+//   - P_wait (key wait): the waiting cost, the exact time integral from the
+//     decision to the returned observation of the number of pending pods,
+//     in pod-minutes, a high-priority pod weighing wait_high (default 1) and
+//     a low-priority pod 1. Pending is every pod in the active queue, in
+//     backoff or in the unschedulable list, including pods that fit nowhere
+//     and the forced Pending decisions the environment takes itself; events
+//     that change the count between decisions are integrated exactly
+//     (sim.Counters.PendingMs, PendingHighMs). Summed over an episode it is
+//     the weighted pending pod-time from the first decision to the end,
+//     the quantity behind the pending-latency metrics (time before the first
+//     decision, which no action influences, is not counted).
+//   - P_unplaced (key unplaced): on the step that terminates an episode
+//     (the workload is exhausted), the number of pods still pending, with the
+//     same priority weights: the pods the run leaves unscheduled, which
+//     sim.Result counts as Unschedulable (pods evicted and not placed again
+//     included; warm-up pods included too). 0 on every other step and on
+//     truncation, where PPO bootstraps from the value instead.
 //
 // # Units
 //

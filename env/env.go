@@ -12,6 +12,7 @@ import (
 // are reported unweighted, so each can be logged on its own; the reward is
 //
 //	Balance*w1 + Fragment*w2 - Violation*w3 - Failure*w4 - Pending*wp
+//	    - Wait*w5 - Unplaced*w6
 type Info struct {
 	// Outcome is what the simulator did with the action; zero after a reset,
 	// sim.OutcomeNoPod for a step taken after the episode ended.
@@ -21,7 +22,8 @@ type Info struct {
 	// Steps counts the decisions taken in the episode so far.
 	Steps int
 
-	// Balance is R_balance at the returned observation.
+	// Balance is R_balance at the returned observation (with balance_form
+	// "delta", the change of the bounded balance caused by the decision).
 	Balance float64
 	// Fragment is R_fragment = (1-mix)*Stranded + mix*Frag.
 	Fragment float64
@@ -36,6 +38,14 @@ type Info struct {
 	Failure float64
 	// Pending is 1 when the action deferred a pod that had a feasible node.
 	Pending float64
+	// Wait is P_wait: the pending pod-time, in pod-minutes, from the
+	// decision to the returned observation, a high-priority pod weighing
+	// Reward.WaitHigh.
+	Wait float64
+	// Unplaced is P_unplaced: on the step that terminates the episode, the
+	// pods left pending, a high-priority pod weighing Reward.WaitHigh; 0 on
+	// every other step, and on truncation.
+	Unplaced float64
 	// Violations, Evictions and Preemptions count what happened from the
 	// decision to the returned observation: SLA violations that started
 	// (throttling or eviction of a high-priority pod), pods evicted by memory
@@ -185,9 +195,21 @@ func (e *Env) Step(action int) (obs Obs, reward float64, terminated, truncated b
 	if d >= 0 && d < n {
 		old = nodes[d]
 	}
+	w := &e.cfg.Reward
+	var stdBefore float64
+	if w.BalanceForm == Delta {
+		stdBefore = signalStd(nodes, w.BalanceOf)
+	}
 
 	info.Outcome = e.eng.Decide(d)
 
+	if w.BalanceForm == Delta {
+		// Measured at once, like R_fragment: only a bind or a preemption
+		// moves requested CPU, anything else gives exactly 0.
+		if info.Outcome == sim.OutcomeBound || info.Outcome == sim.OutcomePreempted {
+			info.Balance = balance(Bounded, signalStd(c.Nodes(), w.BalanceOf)) - balance(Bounded, stdBefore)
+		}
+	}
 	after := st
 	switch info.Outcome {
 	case sim.OutcomeBound: // only node d changed
@@ -222,16 +244,21 @@ func (e *Env) Step(action int) (obs Obs, reward float64, terminated, truncated b
 	if info.Outcome == sim.OutcomeDeferred {
 		info.Pending = 1
 	}
-	info.Balance = balance(e.cfg.Reward.BalanceForm, e.enc.std)
-	info.Time, info.Steps = e.eng.Now(), e.steps
-
-	w := &e.cfg.Reward
-	reward = w.Balance*info.Balance + w.Fragment*info.Fragment -
-		w.Violation*info.Violation - w.Failure*info.Failure - w.Pending*info.Pending
-	e.ret += reward
-
+	if w.BalanceForm != Delta {
+		info.Balance = balance(w.BalanceForm, e.enc.std)
+	}
+	info.Wait = waitCost(now.PendingMs-before.PendingMs, now.PendingHighMs-before.PendingHighMs, w.WaitHigh)
 	e.term = !ok
 	e.trunc = ok && e.cfg.MaxSteps > 0 && e.steps >= e.cfg.MaxSteps
+	if e.term {
+		info.Unplaced = unplacedCost(e.eng.Pending(), e.eng.PendingHigh(), w.WaitHigh)
+	}
+	info.Time, info.Steps = e.eng.Now(), e.steps
+
+	reward = w.Balance*info.Balance + w.Fragment*info.Fragment -
+		w.Violation*info.Violation - w.Failure*info.Failure - w.Pending*info.Pending -
+		w.Wait*info.Wait - w.Unplaced*info.Unplaced
+	e.ret += reward
 	if e.term || e.trunc {
 		e.over = true
 		info.Episode = &Episode{Return: e.ret, Steps: e.steps, Nodes: e.nodes, Result: e.eng.Result()}

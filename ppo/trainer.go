@@ -578,6 +578,7 @@ func (w *window) mean() float64 {
 // rewardTerms sums each reward term over a rollout.
 type rewardTerms struct {
 	balance, fragment, violation, failure, pending float64
+	wait, unplaced                                 float64
 }
 
 func (r *rewardTerms) add(in *env.Info) {
@@ -586,6 +587,8 @@ func (r *rewardTerms) add(in *env.Info) {
 	r.violation += in.Violation
 	r.failure += in.Failure
 	r.pending += in.Pending
+	r.wait += in.Wait
+	r.unplaced += in.Unplaced
 }
 
 func (r *rewardTerms) record(l *Logger, n int) {
@@ -595,6 +598,8 @@ func (r *rewardTerms) record(l *Logger, n int) {
 	l.Record("reward/violation_mean", r.violation/k)
 	l.Record("reward/failure_mean", r.failure/k)
 	l.Record("reward/pending_mean", r.pending/k)
+	l.Record("reward/wait_mean", r.wait/k)
+	l.Record("reward/unplaced_mean", r.unplaced/k)
 }
 
 // trainStats averages TrainStats over an update's minibatches, as SB3 logs

@@ -49,9 +49,19 @@ const FluidNode = "fluid"
 // order, and greedy online placement with more room can do worse: on two
 // 4-CPU nodes, pods of 3, 3, 2, 1 and 1 CPU arriving in that order leave
 // the 2-CPU pod pending, while one 8-CPU node takes 3, 3 and 2 and leaves
-// both 1-CPU pods pending (2 unschedulable against 1). Preemption and
-// evictions differ too: a high-priority pod preempts only when it fits
-// nowhere, which on the pooled node happens later and evicts other victims;
+// both 1-CPU pods pending (2 unschedulable against 1). This is not a
+// corner case: on a saturated cluster (the default experiment's load) the
+// pooled node admits the large long-running pods that fragmentation keeps
+// out of the real cluster, they hold memory to the end of the window, and
+// the stream of short batch tasks queues behind them, so the fluid replay
+// can leave many times more pods unschedulable than a real scheduler, and
+// more requested memory pending at the end, though its mean memory
+// allocation is as high as the best packers'. Near saturation admission,
+// not packing, decides who waits, and the fluid replay is no lower bound
+// for unschedulable pods or pending latency. Preemption and evictions
+// differ too: a
+// high-priority pod preempts only when it fits nowhere, which on the
+// pooled node happens later and evicts other victims;
 // memory pressure evicts when the summed use exceeds the summed
 // allocatable, so one node's overuse is absorbed by another's slack (fewer
 // evictions) and the kubelet's eviction order picks victims cluster-wide;

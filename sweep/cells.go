@@ -76,6 +76,7 @@ type evalKey struct {
 	Policy     string // training cell hash, checkpoint hash, or ""
 	Manifest   string
 	Code       string
+	Compaction *Compaction `json:",omitempty"` // mode: compaction's settings; nil when evaluating
 }
 
 // hashOf is the hex SHA-256 of v's JSON form.
@@ -173,6 +174,10 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s%w", label, err)
 		}
+		var comp *Compaction
+		if s.Mode == ModeCompaction {
+			comp = &s.Compaction
+		}
 		for _, c := range cases {
 			win := ""
 			for _, w := range test {
@@ -181,7 +186,7 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 				}
 			}
 			h, err := hashOf(evalKey{Trace: tr, Window: win, Cluster: s.Cluster, Schedulers: s.Eval.Schedulers,
-				Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Policy: policy, Manifest: manifest, Code: b.Code})
+				Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Policy: policy, Manifest: manifest, Code: b.Code, Compaction: comp})
 			if err != nil {
 				return nil, err
 			}

@@ -33,8 +33,12 @@ func writeRowsCSV(w io.Writer, lead []string, leadOf func(i int) []string, rows 
 		}
 	}
 	cols := slices.Sorted(maps.Keys(keys))
+	compaction := slices.ContainsFunc(rows, func(r Row) bool { return r.Needed > 0 })
 	cw := csv.NewWriter(w)
 	header := append(slices.Clone(lead), "nodes", "seed", "workload", "scheduler")
+	if compaction {
+		header = append(header, "nodes_needed")
+	}
 	if err := cw.Write(append(header, cols...)); err != nil {
 		return fmt.Errorf("writing CSV: %w", err)
 	}
@@ -44,6 +48,9 @@ func writeRowsCSV(w io.Writer, lead []string, leadOf func(i int) []string, rows 
 			rec = leadOf(i)
 		}
 		rec = append(rec, strconv.Itoa(row.Nodes), strconv.FormatUint(row.Seed, 10), row.Workload, row.Result.Scheduler)
+		if compaction {
+			rec = append(rec, strconv.Itoa(row.Needed))
+		}
 		for _, k := range cols {
 			rec = append(rec, flat[i][k])
 		}

@@ -143,6 +143,13 @@ func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) err
 			title += " " + g
 		}
 		fmt.Fprintf(&b, "\n## %s\n\n```\n", title)
+		if pt.Compaction != nil {
+			if err := WriteCompaction(&b, title, SummariseCompaction(byGroup[g]), pt.Compaction.Threshold); err != nil {
+				return err
+			}
+			b.WriteString("```\n")
+			continue
+		}
 		outside := func(n int) bool { return n < pt.MinNodes || n > pt.MaxNodes }
 		tables := Summarise(byGroup[g], Focused)
 		if err := WriteSummary(&b, title, tables, Focused, outside); err != nil {

@@ -23,6 +23,9 @@ type Metric struct {
 	Header string
 	Digits int
 	Value  func(r *sim.Result) float64
+	// Bound says whether the fluid relaxation's value estimates a limit
+	// for this metric (see FluidBound); the others read n/a in its row.
+	Bound bool
 }
 
 // Focused are the columns of the summary tables (every metric stays in the
@@ -34,20 +37,30 @@ type Metric struct {
 // time with a hot node while the cluster is not busy, hot_node_share, is in
 // the JSON and CSV outputs); node-hours.
 var Focused = []Metric{
-	{"unschedulable", "unsched", 1, func(r *sim.Result) float64 { return float64(r.Unschedulable) }},
-	{"high_prio_pending_mean_ms", "hi pend s", 1, func(r *sim.Result) float64 { return r.HighPrioPendingMeanMs / 1000 }},
-	{"high_prio_pending_p95_censored_ms", "hi p95 s", 1, func(r *sim.Result) float64 { return r.HighPrioPendingP95CensoredMs / 1000 }},
-	{"sla_any_per_1k", "sla/1k", 1, func(r *sim.Result) float64 { return r.SLAAnyPer1k }},
-	{"frag_exp_cpu", "frag cpu%", 1, func(r *sim.Result) float64 { return 100 * r.FragExpCPU }},
-	{"frag_exp_mem", "frag mem%", 1, func(r *sim.Result) float64 { return 100 * r.FragExpMem }},
-	{"node_cpu_var_mean", "var e-4", 2, func(r *sim.Result) float64 { return 1e4 * r.NodeCPUVarMean }},
-	{"max_node_cpu_util_mean", "max node%", 1, func(r *sim.Result) float64 { return 100 * float64(r.MaxNodeCPUUtilMean) }},
-	{"node_hours", "node-h", 1, func(r *sim.Result) float64 { return r.NodeHours }},
+	{"unschedulable", "unsched", 1, func(r *sim.Result) float64 { return float64(r.Unschedulable) }, true},
+	{"high_prio_pending_mean_ms", "hi pend s", 1, func(r *sim.Result) float64 { return r.HighPrioPendingMeanMs / 1000 }, true},
+	{"high_prio_pending_p95_censored_ms", "hi p95 s", 1, func(r *sim.Result) float64 { return r.HighPrioPendingP95CensoredMs / 1000 }, true},
+	{"sla_any_per_1k", "sla/1k", 1, func(r *sim.Result) float64 { return r.SLAAnyPer1k }, false},
+	{"frag_exp_cpu", "frag cpu%", 1, func(r *sim.Result) float64 { return 100 * r.FragExpCPU }, false},
+	{"frag_exp_mem", "frag mem%", 1, func(r *sim.Result) float64 { return 100 * r.FragExpMem }, false},
+	{"node_cpu_var_mean", "var e-4", 2, func(r *sim.Result) float64 { return 1e4 * r.NodeCPUVarMean }, false},
+	{"max_node_cpu_util_mean", "max node%", 1, func(r *sim.Result) float64 { return 100 * float64(r.MaxNodeCPUUtilMean) }, false},
+	{"node_hours", "node-h", 1, func(r *sim.Result) float64 { return r.NodeHours }, false},
 }
 
-// Learned is the row name of the learned policy; every other scheduler is a
-// heuristic.
+// Learned is the row name of the learned policy; every other scheduler
+// but FluidBound is a heuristic.
 const Learned = "ppo"
+
+// FluidBound is the row name of the fluid relaxation (sim.Fluid): each
+// workload replayed on one node that pools the cluster's capacity. It
+// estimates how far placement could go for the metrics marked Bound; it is
+// not a scheduler, so it is never the best of a column nor the heuristic
+// the differences are taken against, and its difference against the best
+// heuristic is the distance to the estimate. It is an estimate, not a
+// bound: near saturation greedy online admission on the pooled node can
+// leave more pods unschedulable than a real cluster (sim.Fluid says why).
+const FluidBound = "fluid-bound"
 
 // Cell is one scheduler's value of one metric at one size: the mean and
 // 95% interval over seeds (each seed's value the mean over its windows), and
@@ -106,6 +119,9 @@ func Summarise(rows []Row, metrics []Metric) []SizeSummary {
 			sums[k], counts[k] = make([]float64, len(metrics)), make([]int, len(metrics))
 		}
 		for m, mt := range metrics {
+			if name == FluidBound && !mt.Bound {
+				continue // n/a: one node's fragmentation or variance says nothing
+			}
 			if v := mt.Value(r.Result); !math.IsNaN(v) {
 				sums[k][m] += v
 				counts[k][m]++
@@ -141,7 +157,7 @@ func Summarise(rows []Row, metrics []Metric) []SizeSummary {
 			best, bestH := -1, -1
 			for s, name := range names[n] {
 				mean := t.Cells[s][m].Mean
-				if math.IsNaN(mean) {
+				if math.IsNaN(mean) || name == FluidBound {
 					continue
 				}
 				if best < 0 || mean < t.Cells[best][m].Mean {
@@ -151,8 +167,8 @@ func Summarise(rows []Row, metrics []Metric) []SizeSummary {
 					bestH = s
 				}
 			}
-			for s := range names[n] {
-				if best >= 0 && t.Cells[s][m].Mean == t.Cells[best][m].Mean {
+			for s, name := range names[n] {
+				if best >= 0 && name != FluidBound && t.Cells[s][m].Mean == t.Cells[best][m].Mean {
 					t.Cells[s][m].Best = true // ties are all best
 				}
 			}

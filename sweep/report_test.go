@@ -85,3 +85,33 @@ func TestShownZero(t *testing.T) {
 		}
 	}
 }
+
+// TestSummariseFluid: the fluid relaxation is never the best of a column
+// nor the best heuristic, even with the lowest value; its difference
+// against the best heuristic is reported; metrics without Bound read n/a.
+func TestSummariseFluid(t *testing.T) {
+	row := func(name string, seed uint64, unsched int64, varMean float64) Row {
+		return Row{Nodes: 20, Seed: seed, Workload: "w", Result: &sim.Result{Scheduler: name, Unschedulable: unsched, NodeCPUVarMean: varMean}}
+	}
+	rows := []Row{
+		row("a", 1, 10, 1e-4), row(FluidBound, 1, 2, 0),
+		row("a", 2, 12, 2e-4), row(FluidBound, 2, 4, 0),
+	}
+	var metrics []Metric
+	for _, m := range Focused {
+		if m.Key == "unschedulable" || m.Key == "node_cpu_var_mean" {
+			metrics = append(metrics, m)
+		}
+	}
+	c := Summarise(rows, metrics)[0].Cells
+	if !c[0][0].Best || !c[0][0].BestHeuristic || c[1][0].Best || c[1][0].BestHeuristic {
+		t.Errorf("marks: a %+v, fluid %+v; want a best and best heuristic, fluid neither", c[0][0], c[1][0])
+	}
+	// fluid - a per seed: -8, -8
+	if c[1][0].Diff.Mean != -8 {
+		t.Errorf("fluid difference %+v; want -8", c[1][0].Diff)
+	}
+	if !math.IsNaN(c[1][1].Mean) || c[1][1].Best {
+		t.Errorf("fluid variance %+v; want n/a (one node's variance means nothing)", c[1][1])
+	}
+}

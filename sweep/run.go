@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/kubesim/kubesim/dataset"
+	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 )
 
@@ -44,6 +45,11 @@ type Row struct {
 	Seed     uint64      `json:"seed"`
 	Workload string      `json:"workload"`
 	Result   *sim.Result `json:"result"`
+	// Needed is, in mode: compaction, the fewest nodes that ran the
+	// workload (sampled on Nodes machines) within the threshold; Result is
+	// the replay at that size and Search the binary search's probes.
+	Needed int           `json:"nodes_needed,omitempty"`
+	Search *CompactTrace `json:"search,omitempty"`
 }
 
 // Cases lists the evaluation workloads of a spec: for each size in
@@ -103,7 +109,7 @@ func Replay(ctx context.Context, cases []Case, scheds []Scheduler) ([]Row, error
 func ReplayProgress(ctx context.Context, cases []Case, scheds []Scheduler, done func(Row)) ([]Row, error) {
 	rows := make([]Row, len(cases)*len(scheds))
 	err := parallel(ctx, runtime.GOMAXPROCS(0), len(cases), func(ci int) error {
-		out, err := replayCase(ctx, cases[ci], scheds, done)
+		out, err := replayCase(ctx, cases[ci], scheds, false, done)
 		copy(rows[ci*len(scheds):], out)
 		return err
 	})
@@ -114,8 +120,9 @@ func ReplayProgress(ctx context.Context, cases []Case, scheds []Scheduler, done 
 }
 
 // replayCase loads a case's workload once and replays it under every
-// scheduler, in order; done, when not nil, is called after each replay.
-func replayCase(ctx context.Context, c Case, scheds []Scheduler, done func(Row)) ([]Row, error) {
+// scheduler, in order, then with fluid its fluid relaxation (row
+// FluidBound); done, when not nil, is called after each replay.
+func replayCase(ctx context.Context, c Case, scheds []Scheduler, fluid bool, done func(Row)) ([]Row, error) {
 	w, cfg, err := c.load()
 	if err != nil {
 		return nil, err
@@ -131,6 +138,23 @@ func replayCase(ctx context.Context, c Case, scheds []Scheduler, done func(Row))
 			return nil, fmt.Errorf("%s on %s (%d nodes, seed %d): %w", sc.Name, c.Workload, c.Nodes, c.Seed, err)
 		}
 		r.Scheduler = sc.Name
+		row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Result: r}
+		rows = append(rows, row)
+		if done != nil {
+			done(row)
+		}
+	}
+	if fluid {
+		fw, err := sim.Fluid(w)
+		if err != nil {
+			return nil, err
+		}
+		// on one node every scheduler decides alike: first fit is the cheapest
+		r, err := sim.Run(ctx, fw, sim.FluidConfig(cfg), sched.NewFirstFit())
+		if err != nil {
+			return nil, fmt.Errorf("fluid relaxation of %s (%d nodes, seed %d): %w", c.Workload, c.Nodes, c.Seed, err)
+		}
+		r.Scheduler = FluidBound
 		row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Result: r}
 		rows = append(rows, row)
 		if done != nil {

@@ -28,6 +28,11 @@ type Spec struct {
 	Reward  env.Reward  `yaml:"reward"`
 	PPO     ppo.Config  `yaml:"ppo"`
 	Eval    Eval        `yaml:"eval"`
+	// Mode is what a sweep measures: "evaluate" (the default: metrics per
+	// cluster size) or "compaction" (nodes needed per scheduler, see
+	// Compaction).
+	Mode       string     `yaml:"mode"`
+	Compaction Compaction `yaml:"compaction"`
 
 	// Grid holds the keys of the file's grid section, which `kubesim
 	// sweep` expands (Expand); the spec itself is the file without it.
@@ -137,9 +142,11 @@ func DefaultSpec() Spec {
 			Reference: e.Reference, AutoscaleMinFactor: e.ScaleMin, AutoscaleMaxFactor: e.ScaleMax,
 			Workload: e.Workload, NodeTemplate: e.NodeTemplate, Sim: e.Sim,
 		},
-		Reward: e.Reward,
-		PPO:    ppo.DefaultConfig(),
-		Eval:   Eval{Nodes: []int{10, 40, 100}, Schedulers: []string{"all"}, Seeds: 5, Train: true},
+		Reward:     e.Reward,
+		PPO:        ppo.DefaultConfig(),
+		Eval:       Eval{Nodes: []int{10, 40, 100}, Schedulers: []string{"all"}, Seeds: 5, Train: true},
+		Mode:       ModeEvaluate,
+		Compaction: DefaultCompaction(),
 	}
 }
 
@@ -195,6 +202,18 @@ func (s *Spec) Validate() error {
 	}
 	if s.Eval.Seeds < 1 || s.Eval.Seeds > 1000 {
 		return fmt.Errorf("eval.seeds = %d: must be in [1, 1000]", s.Eval.Seeds)
+	}
+	switch s.Mode {
+	case ModeEvaluate:
+	case ModeCompaction:
+		if s.Cluster.Sim.Autoscaler.Enabled {
+			return fmt.Errorf("mode: %s needs a fixed cluster: set cluster.sim.autoscaler.enabled: false", ModeCompaction)
+		}
+	default:
+		return fmt.Errorf("mode = %q: want %s or %s", s.Mode, ModeEvaluate, ModeCompaction)
+	}
+	if err := s.Compaction.validate(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -77,6 +77,8 @@ type planPoint struct {
 	Settings []Setting `json:"settings"`
 	MinNodes int       `json:"min_nodes"`
 	MaxNodes int       `json:"max_nodes"`
+	// Compaction is set in mode: compaction.
+	Compaction *Compaction `json:"compaction,omitempty"`
 }
 
 type planCell struct {
@@ -93,7 +95,12 @@ func (p *Plan) file() *planFile {
 		f.Keys = append(f.Keys, a.Key)
 	}
 	for _, s := range p.Points {
-		f.Points = append(f.Points, planPoint{Settings: s.Settings, MinNodes: s.Cluster.MinNodes, MaxNodes: s.Cluster.MaxNodes})
+		pp := planPoint{Settings: s.Settings, MinNodes: s.Cluster.MinNodes, MaxNodes: s.Cluster.MaxNodes}
+		if s.Mode == ModeCompaction {
+			c := s.Compaction
+			pp.Compaction = &c
+		}
+		f.Points = append(f.Points, pp)
 	}
 	for _, t := range p.Train {
 		var ss []Setting
@@ -253,7 +260,12 @@ func Sweep(ctx context.Context, spec *Spec, opts SweepOptions) (*Outcome, error)
 		if err != nil {
 			return err
 		}
-		rows, err := replayCase(ctx, c.Case, scheds, nil)
+		var rows []Row
+		if pt := plan.Points[c.Point]; pt.Mode == ModeCompaction {
+			rows, err = compactCase(ctx, c.Case, scheds, pt.Compaction)
+		} else {
+			rows, err = replayCase(ctx, c.Case, scheds, true, nil)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", label, err)
 		}

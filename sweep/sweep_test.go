@@ -89,8 +89,8 @@ func TestSweepCachesCells(t *testing.T) {
 	}
 	csv := readFile(t, filepath.Join(out, CellsCSV))
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
-	// 2 sizes x 2 seeds x 2 schedulers, plus the header
-	if len(lines) != 9 || !strings.HasPrefix(lines[0], "eval.nodes,nodes,seed,workload,scheduler,") || !strings.HasPrefix(lines[1], "3,3,1,synthetic-1,first-fit,") {
+	// 2 sizes x 2 seeds x (2 schedulers + the fluid relaxation), plus the header
+	if len(lines) != 13 || !strings.HasPrefix(lines[0], "eval.nodes,nodes,seed,workload,scheduler,") || !strings.HasPrefix(lines[1], "3,3,1,synthetic-1,first-fit,") {
 		t.Errorf("cells.csv:\n%s", csv)
 	}
 	md := readFile(t, filepath.Join(out, SummaryFile))
@@ -298,7 +298,7 @@ grid:
 		t.Errorf("%d trained, %d evaluated; want 2, 8", o.Trained, o.Evaluated)
 	}
 	csv := readFile(t, filepath.Join(out, CellsCSV))
-	if n := strings.Count(csv, "\n"); n != 1+8*2 || !strings.Contains(csv, "1.3,6,6,1,4h-5h,ppo,") {
+	if n := strings.Count(csv, "\n"); n != 1+8*3 || !strings.Contains(csv, "1.3,6,6,1,4h-5h,ppo,") {
 		t.Errorf("cells.csv (%d lines):\n%s", n, csv)
 	}
 	if y := readFile(t, filepath.Join(out, SpecFile)); !strings.Contains(y, "data_manifest_sha256:") {

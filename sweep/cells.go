@@ -58,6 +58,7 @@ type trainKey struct {
 	Val       []dataset.Window
 	Cluster   Cluster
 	Reward    any
+	Prior     any
 	PPO       any
 	Manifest  string
 	Code      string
@@ -158,7 +159,7 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 			}
 			policy = "checkpoint " + ckpts[ckpt]
 		case s.Eval.Train:
-			h, err := hashOf(trainKey{Trace: tr, Train: ws.Train, Val: ws.Val, Cluster: s.Cluster, Reward: s.Reward,
+			h, err := hashOf(trainKey{Trace: tr, Train: ws.Train, Val: ws.Val, Cluster: s.Cluster, Reward: s.Reward, Prior: s.Prior,
 				PPO: s.PPO, Manifest: manifest, Code: b.Code, Synthetic: s.Trace == nil})
 			if err != nil {
 				return nil, err

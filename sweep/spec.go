@@ -26,8 +26,11 @@ type Spec struct {
 	Windows *WindowSpec `yaml:"windows"`
 	Cluster Cluster     `yaml:"cluster"`
 	Reward  env.Reward  `yaml:"reward"`
-	PPO     ppo.Config  `yaml:"ppo"`
-	Eval    Eval        `yaml:"eval"`
+	// Prior is the heuristic prior of the observations (env.Prior): with
+	// ppo.prior the policy adds it to its logits, and ppo.bc_steps clones it.
+	Prior env.Prior  `yaml:"prior"`
+	PPO   ppo.Config `yaml:"ppo"`
+	Eval  Eval       `yaml:"eval"`
 	// Mode is what a sweep measures: "evaluate" (the default: metrics per
 	// cluster size) or "compaction" (nodes needed per scheduler, see
 	// Compaction).
@@ -158,7 +161,7 @@ func (s *Spec) EnvConfig() env.Config {
 	return env.Config{
 		Reward: s.Reward, MaxSteps: c.MaxSteps, MinNodes: c.MinNodes, MaxNodes: c.MaxNodes,
 		Reference: c.Reference, Domain: c.Domain, ScaleMin: c.AutoscaleMinFactor, ScaleMax: c.AutoscaleMaxFactor,
-		Workload: c.Workload, NodeTemplate: c.NodeTemplate, Sim: c.Sim,
+		Workload: c.Workload, NodeTemplate: c.NodeTemplate, Sim: c.Sim, Prior: s.Prior,
 	}
 }
 
@@ -170,6 +173,9 @@ func (s *Spec) Validate() error {
 	}
 	if err := s.PPO.Validate(); err != nil {
 		return err
+	}
+	if s.Prior.Heuristic == "" && (s.PPO.Prior || s.PPO.BCSteps > 0) {
+		return fmt.Errorf("prior.heuristic: missing: ppo.prior and ppo.bc_steps need the observations' heuristic prior")
 	}
 	if s.Trace != nil {
 		switch {

@@ -108,7 +108,9 @@ type Cluster struct {
 	nodes   []Node
 	now     Time
 	domains [2]map[string]int32
-	groups  []group // by GroupID: bound pods per node and zone
+	groups  []group   // by GroupID: bound pods per node and zone
+	life    lifetimes // finished pods' lifetimes (lifetimes.go)
+	queue   queueView // the pending queue and arrivals (queueview.go)
 }
 
 // Nodes returns the live nodes, in order of addition. The slice is the

@@ -27,6 +27,7 @@ func (e *Engine) place(p *Pod, i int) {
 func (e *Engine) bind(p *Pod, i int) {
 	e.place(p, i)
 	e.countPending(p, -1)
+	e.c.dequeue(p)
 	e.counters.Binds++
 	if !p.everBound {
 		p.everBound = true
@@ -128,6 +129,7 @@ func (e *Engine) usageStep(p *Pod) {
 
 // complete finishes a running pod and releases its dependents.
 func (e *Engine) complete(p *Pod) {
+	e.c.finished(p)
 	e.unbind(p)
 	p.State = Finished
 	e.counters.Finished++

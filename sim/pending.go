@@ -33,6 +33,7 @@ func (e *Engine) arrive(p *Pod) {
 
 func (e *Engine) activate(p *Pod) {
 	p.wait = waitActive
+	e.c.enqueue(p)
 	e.active.push(int32(p.ID))
 }
 

@@ -28,10 +28,21 @@
 //
 //	Pod*:  CPU, Mem       request / Config.Reference
 //	       Priority       0 batch, 1 online
-//	       Duration       ln(1+d/1s)/ln(1+86400), 1 for long-running pods
+//	       Lifetime       estimated, never the trace's duration: the mean of
+//	                      ln(1+l/1s) over the finished pods of the pod's task,
+//	                      else group, else run (sim.Cluster.Lifetime), else
+//	                      ln(1+300); over ln(1+86400); 1 for long-running pods
+//	       LifetimeLevel  1 task (or long-running), 2/3 group, 1/3 run, 0 none
 //	       Service        1 for a long-running pod
 //	       Attempts       ln(1+decisions so far)/ln(17)
 //	       Waited         ln(1+queued seconds)/ln(3601)
+//	       Queue          ln(1+pending pods)/ln(1001), this one included
+//	       QueueCPU, QueueMem  Q/(Q+F): Q the pending pods' summed requests,
+//	                      F the cluster's free allocatable
+//	       QueueRank      share of the other pending pods with a smaller
+//	                      dominant share (ties 1/2), 1/2 alone
+//	       Arrivals       ln(1+r/N)/ln(11), r arrivals per minute decayed
+//	                      over 5 minutes (sim.Cluster.ArrivalRate), N nodes
 //	Node*: CPUAlloc, MemAlloc     requested / allocatable
 //	       CPUUtil, MemUtil       actual use / allocatable (not capped)
 //	       CPUAfter, MemAfter     (requested + the pod's request) / allocatable
@@ -49,6 +60,14 @@
 // when sim.Feasible passes (kube-scheduler's default filters: resources and
 // pod count, taints, required node affinity, the same functions the
 // heuristics of package sched use), and Mask[N], the Pending token, always.
+//
+// Obs.Prior is nil unless Config.Prior names a heuristic (YAML prior:
+// {heuristic, scale, pending, normalize}); then it has N+1 entries: for a
+// feasible node i, scale*(s_i/max_s - 1) with s_i the heuristic's total
+// score (sched.Framework.Scores) and max_s the best over feasible nodes
+// (normalize "range": scale*(s_i - max_s)/(max_s - min_s)), 0 for an
+// infeasible node, and pending for the Pending token. A policy that adds
+// it to zero logits picks, greedily, a node the heuristic scores highest.
 //
 // The slices of an Obs are the environment's own buffers, reused at every
 // step so that stepping does not allocate: an Obs is valid until the next

@@ -6,16 +6,44 @@ import (
 	"github.com/kubesim/kubesim/sim"
 )
 
-// Pod feature columns of Obs.Pod.
+// Pod feature columns of Obs.Pod. Only what a scheduler knows when it
+// decides: never the pod's true duration, nothing from the trace's future.
 const (
 	PodCPU      = iota // CPU request / Reference.CPU
 	PodMem             // memory request / Reference.Mem
 	PodPriority        // 0 batch (sim.Low), 1 online (sim.High)
-	PodDuration        // ln(1 + duration/1 s) / ln(1 + 86400): 1 for a day; 1 for long-running pods too
-	PodService         // 1 for a long-running pod (no duration), else 0
-	PodAttempts        // ln(1 + decisions already taken for the pod) / ln(1 + 16)
-	PodWaited          // ln(1 + time since the pod (re)entered the queue / 1 s) / ln(1 + 3600)
-	PodFeatures        // number of pod features
+	// PodLifetime is the estimated lifetime, ln(1 + est/1 s) / ln(1 + 86400)
+	// capped at 1: the mean of ln(1 + lifetime/1 s) over the finished pods
+	// of the pod's task, else its group, else all pods (sim.Cluster.Lifetime),
+	// else 5 minutes (about 0.5); 1 for a long-running pod.
+	PodLifetime
+	// PodLifetimeLevel says where PodLifetime comes from: 1 the pod's task
+	// (or a long-running pod, whose lifetime is known), 2/3 its group, 1/3
+	// all finished pods, 0 the constant (no pod has finished yet).
+	PodLifetimeLevel
+	PodService  // 1 for a long-running pod (a Deployment, not a Job), else 0
+	PodAttempts // ln(1 + decisions already taken for the pod) / ln(1 + 16)
+	PodWaited   // ln(1 + time since the pod (re)entered the queue / 1 s) / ln(1 + 3600)
+	// PodQueue is ln(1 + P) / ln(1 + 1000) with P the pending pods, this one
+	// included (sim.Cluster.PendingRequests).
+	PodQueue
+	// PodQueueCPU is Q/(Q + F) for CPU, with Q the summed requests of the
+	// pending pods (this one included) and F the cluster's free allocatable
+	// (sum over nodes of allocatable - requested): 0 with nothing pending,
+	// 1/2 when the queue would exactly fill the free room, near 1 when it
+	// is far larger; 0 when Q + F = 0.
+	PodQueueCPU
+	PodQueueMem // the same for memory
+	// PodQueueRank is the pod's size rank among the other pending pods: the
+	// share of them with a smaller dominant share (max of CPU and memory
+	// request over Reference), ties counting one half; 1/2 when it is the
+	// only pending pod.
+	PodQueueRank
+	// PodArrivals is ln(1 + r/N) / ln(1 + 10), r the recent arrival rate in
+	// pods per minute (sim.Cluster.ArrivalRate: arrivals decayed with a
+	// 5-minute time constant) and N the node count (r itself when N = 0).
+	PodArrivals
+	PodFeatures // number of pod features
 )
 
 // Node feature columns of one row of Obs.Nodes; ratios are over the node's
@@ -43,7 +71,16 @@ var (
 	durationScale = 1 / math.Log1p(86400) // a day in seconds
 	attemptScale  = 1 / math.Log1p(16)
 	waitScale     = 1 / math.Log1p(3600) // an hour in seconds
+	queueScale    = 1 / math.Log1p(1000)
+	arrivalScale  = 1 / math.Log1p(10) // pods per minute per node
+	// fallbackLifetime is PodLifetime before any pod has finished: 5 minutes.
+	fallbackLifetime = math.Log1p(300) * durationScale
 )
+
+// lifetimeLevel is PodLifetimeLevel by sim.LifetimeLevel.
+var lifetimeLevel = [...]float64{
+	sim.LifetimeNone: 0, sim.LifetimeAll: 1.0 / 3, sim.LifetimeGroup: 2.0 / 3, sim.LifetimeTask: 1,
+}
 
 // Obs is the observation of one decision. Its slices belong to the Env (or
 // VecEnv) that returned it and are overwritten by the next Step or Reset:
@@ -186,9 +223,16 @@ func (en *encoder) encode(c *sim.Cluster, p *sim.Pod, typical sim.Resources) Obs
 			en.pod[PodPriority] = 1
 		}
 		if spec.Duration > 0 {
-			en.pod[PodDuration] = math.Log1p(spec.Duration.Seconds()) * durationScale
+			// Known at decision time: the pod is a Job's, not a Deployment's.
+			// Its duration itself is not known; only finished pods are.
+			est := c.Lifetime(p)
+			en.pod[PodLifetime] = fallbackLifetime
+			if est.Level != sim.LifetimeNone {
+				en.pod[PodLifetime] = min(est.LogMean*durationScale, 1)
+			}
+			en.pod[PodLifetimeLevel] = lifetimeLevel[est.Level]
 		} else {
-			en.pod[PodDuration], en.pod[PodService] = 1, 1
+			en.pod[PodLifetime], en.pod[PodLifetimeLevel], en.pod[PodService] = 1, 1, 1
 		}
 		en.pod[PodAttempts] = math.Log1p(float64(p.Attempts)) * attemptScale
 		en.pod[PodWaited] = math.Log1p(max(c.Now()-p.QueuedAt, 0).Seconds()) * waitScale
@@ -251,6 +295,9 @@ func (en *encoder) encode(c *sim.Cluster, p *sim.Pod, typical sim.Resources) Obs
 		sumSq += u * u
 	}
 	mask[n] = true
+	if p != nil {
+		en.queueFeatures(c, p, st.free, n)
+	}
 	en.stats = st
 	en.std = 0
 	if n > 0 {
@@ -258,4 +305,53 @@ func (en *encoder) encode(c *sim.Cluster, p *sim.Pod, typical sim.Resources) Obs
 		en.std = math.Sqrt(max(0, sumSq/float64(n)-mean*mean))
 	}
 	return Obs{N: n, Pod: en.pod[:], Nodes: feat, Domain: dom, Mask: mask, Prior: en.prior.fill(c, p, mask)}
+}
+
+// queueFeatures fills the queue columns of en.pod for pod p on cluster c
+// of n nodes with free allocatable free.
+func (en *encoder) queueFeatures(c *sim.Cluster, p *sim.Pod, free sim.Resources, n int) {
+	req := p.Spec.Requests
+	pending := c.PendingRequests()
+	q := c.PendingTotal()
+	en.pod[PodQueue] = math.Log1p(float64(len(pending))) * queueScale
+	en.pod[PodQueueCPU] = queueShare(q.CPU, free.CPU)
+	en.pod[PodQueueMem] = queueShare(q.Mem, free.Mem)
+
+	ic, im := 1/float64(en.ref.CPU), 1/float64(en.ref.Mem)
+	own := max(float64(req.CPU)*ic, float64(req.Mem)*im)
+	var less, equal int
+	for _, r := range pending {
+		switch d := max(float64(r.CPU)*ic, float64(r.Mem)*im); {
+		case d < own:
+			less++
+		case d == own:
+			equal++
+		}
+	}
+	// The pod itself, when listed (always, in an engine's cluster), is one
+	// of the equal ones.
+	others := len(pending)
+	if c.Listed(p) && equal > 0 {
+		equal--
+		others--
+	}
+	en.pod[PodQueueRank] = 0.5
+	if others > 0 {
+		en.pod[PodQueueRank] = (float64(less) + 0.5*float64(equal)) / float64(others)
+	}
+
+	r := c.ArrivalRate()
+	if n > 0 {
+		r /= float64(n)
+	}
+	en.pod[PodArrivals] = math.Log1p(r) * arrivalScale
+}
+
+// queueShare is q/(q + free), 0 when both are 0 (free below 0 counts 0).
+func queueShare(q, free int64) float64 {
+	free = max(free, 0)
+	if q+free <= 0 {
+		return 0
+	}
+	return float64(q) / float64(q+free)
 }

@@ -3,7 +3,9 @@ package env
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -251,5 +253,200 @@ func TestEnvPrior(t *testing.T) {
 		if done || trunc {
 			break
 		}
+	}
+}
+
+// lifetimeWorkload: on one roomy node, task j1/t's first two pods finish
+// after 10 s and 100 s; at 200 s arrive the task's third pod (lasting
+// third), a pod of another task of j1, a pod of a new job j2 and a service.
+func lifetimeWorkload(third sim.Time) *sim.Workload {
+	node := sim.NodeSpec{Name: "n", Allocatable: sim.Resources{CPU: 64000, Mem: 262144}}
+	pod := func(name, group string, at, d sim.Time) sim.PodSpec {
+		return sim.PodSpec{Name: name, Group: group, Arrival: at, Duration: d, Requests: sim.Resources{CPU: 1000, Mem: 1024}}
+	}
+	return &sim.Workload{Name: "lifetimes", Nodes: []sim.NodeSpec{node}, End: sim.Hour, Pods: []sim.PodSpec{
+		pod("j1/t/1", "j1", 0, 10*sim.Second),
+		pod("j1/t/2", "j1", 0, 100*sim.Second),
+		pod("j1/t/3", "j1", 200*sim.Second, third),
+		pod("j1/v/1", "j1", 200*sim.Second, sim.Minute),
+		pod("j2/w/1", "j2", 200*sim.Second, sim.Minute),
+		pod("svc", "app", 200*sim.Second, 0),
+	}}
+}
+
+// TestLifetimeFeature: the lifetime column is the mean log lifetime of the
+// finished pods of the pod's task, group or run, or the constant before any
+// has finished, and the pod's own duration changes nothing in the
+// observation of its decision.
+func TestLifetimeFeature(t *testing.T) {
+	mean := (math.Log1p(10) + math.Log1p(100)) / 2 * durationScale
+	want := map[string][2]float64{ // lifetime, level
+		"j1/t/1": {fallbackLifetime, 0},
+		"j1/t/2": {fallbackLifetime, 0},
+		"j1/t/3": {mean, 1},
+		"j1/v/1": {mean, 2.0 / 3},
+		"j2/w/1": {mean, 1.0 / 3},
+		"svc":    {1, 1},
+	}
+	run := func(third sim.Time) map[string]Obs {
+		cfg := quietConfig()
+		cfg.MinNodes, cfg.MaxNodes = 1, 1
+		e, err := New(cfg, Fixed{lifetimeWorkload(third)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, _, err := e.Reset(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]Obs{}
+		for {
+			p, ok := e.eng.Next()
+			if !ok {
+				break
+			}
+			seen[p.Spec.Name] = obs.Clone()
+			var done, trunc bool
+			obs, _, done, trunc, _ = e.Step(0)
+			if done || trunc {
+				break
+			}
+		}
+		return seen
+	}
+	short, long := run(5*sim.Second), run(20*sim.Hour)
+	for name, w := range want {
+		o, ok := short[name]
+		if !ok {
+			t.Fatalf("no decision for %s", name)
+		}
+		if got := o.Pod[PodLifetime]; math.Abs(got-w[0]) > 1e-12 || o.Pod[PodLifetimeLevel] != w[1] {
+			t.Errorf("%s: lifetime %v level %v; want %v level %v", name, got, o.Pod[PodLifetimeLevel], w[0], w[1])
+		}
+	}
+	// Every decision up to and including j1/t/3's (the pods at 200 s are
+	// decided in order) sees the same observation whatever its duration.
+	for _, name := range []string{"j1/t/1", "j1/t/2", "j1/t/3"} {
+		if !reflect.DeepEqual(short[name], long[name]) {
+			t.Errorf("%s: observation depends on j1/t/3's duration:\n%+v\n%+v", name, short[name], long[name])
+		}
+	}
+}
+
+// TestQueueFeatures computes the queue columns by hand: two nodes of
+// 4000m/8192Mi (the reference) and four pods arriving at 0 — a 2000m/1024Mi
+// online pod, then batch pods of 1000m/4096Mi, 1000m/2048Mi and
+// 500m/4096Mi — decided one by one, every one deferred.
+func TestQueueFeatures(t *testing.T) {
+	node := func(name string) sim.NodeSpec {
+		return sim.NodeSpec{Name: name, Allocatable: sim.Resources{CPU: 4000, Mem: 8192}}
+	}
+	pod := func(name string, cpu, mem int64, prio sim.Priority) sim.PodSpec {
+		return sim.PodSpec{Name: name, Requests: sim.Resources{CPU: cpu, Mem: mem}, Priority: prio, Duration: sim.Minute}
+	}
+	w := &sim.Workload{Name: "queue", Nodes: []sim.NodeSpec{node("a"), node("b")}, End: sim.Hour, Pods: []sim.PodSpec{
+		pod("big", 2000, 1024, sim.High), // dominant share 1/2 (CPU)
+		pod("m4", 1000, 4096, sim.Low),   // 1/2 (memory)
+		pod("m2", 1000, 2048, sim.Low),   // 1/4
+		pod("s4", 500, 4096, sim.Low),    // 1/2
+	}}
+	cfg := quietConfig()
+	e, err := New(cfg, Fixed{w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs, _, err := e.Reset(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Four pending pods, Q = 4500m/11264Mi, F = 8000m/16384Mi; four arrivals
+	// at 0: 4/5 per minute over 2 nodes.
+	queue := math.Log(5) / math.Log(1001)
+	qc, qm := 4500.0/12500, 11264.0/27648
+	arr := math.Log(1.4) / math.Log(11)
+	want := []struct {
+		name string
+		rank float64
+	}{
+		// big: m2 smaller, m4 and s4 tie: (1 + 1)/3
+		{"big", 2.0 / 3},
+		// m4: m2 smaller, big and s4 tie
+		{"m4", 2.0 / 3},
+		// m2: the smallest
+		{"m2", 0},
+		{"s4", 2.0 / 3},
+	}
+	for _, w := range want {
+		p, ok := e.eng.Next()
+		if !ok || p.Spec.Name != w.name {
+			t.Fatalf("decision for %v, want %s", p, w.name)
+		}
+		got := obs.Pod[PodQueue : PodArrivals+1]
+		exp := []float64{queue, qc, qm, w.rank, arr}
+		for k := range exp {
+			if !near(got[k], exp[k]) {
+				t.Errorf("%s: queue features %v, want %v", w.name, got, exp)
+				break
+			}
+		}
+		obs, _, _, _, _ = e.Step(obs.N) // defer: the queue stays the same
+	}
+	// Bind big on node a: three pods pending, Q = 2500m/10240Mi, F =
+	// 6000m/15360Mi.
+	for obs.N > 0 {
+		p, _ := e.eng.Next()
+		if p.Spec.Name == "big" {
+			break
+		}
+		obs, _, _, _, _ = e.Step(obs.N)
+	}
+	obs, _, _, _, _ = e.Step(0)
+	if p, _ := e.eng.Next(); p != nil {
+		if got, want := obs.Pod[PodQueue], math.Log(4)/math.Log(1001); !near(got, want) {
+			t.Errorf("after a bind: queue %v, want %v", got, want)
+		}
+		if got, want := obs.Pod[PodQueueCPU], 2500.0/8500; !near(got, want) {
+			t.Errorf("after a bind: queue CPU %v, want %v", got, want)
+		}
+		if got, want := obs.Pod[PodQueueMem], 10240.0/25600; !near(got, want) {
+			t.Errorf("after a bind: queue memory %v, want %v", got, want)
+		}
+	}
+}
+
+// TestEncoderView: on a cluster view (sim.NewCluster), as the scheduler
+// extender builds one, the lifetime and queue columns come from what the
+// view was told (NoteFinished, NotePending).
+func TestEncoderView(t *testing.T) {
+	a := sim.Resources{CPU: 4000, Mem: 8192}
+	c := sim.NewCluster(0, sim.Node{Alloc: a, Spec: &sim.NodeSpec{Name: "a", Allocatable: a}})
+	spec := func(name string, cpu int64) *sim.PodSpec {
+		return &sim.PodSpec{Name: name, Group: "j", Duration: sim.Hour, Requests: sim.Resources{CPU: cpu, Mem: 1024}}
+	}
+	p := &sim.Pod{ID: 0, Spec: spec("j/t/2", 2000), Group: 0}
+	q := &sim.Pod{ID: 1, Spec: spec("j/u/1", 1000), Group: 0}
+	c.NoteFinished(spec("j/t/1", 1), 0, 99*sim.Second)
+	c.NotePending(p, true)
+	c.NotePending(q, true)
+	cfg := DefaultConfig()
+	cfg.Reference = Reference{CPU: 4000, Mem: 8192}
+	enc, err := NewEncoder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := enc.Encode(c, p)
+	want := map[int]float64{
+		PodLifetime: math.Log(100) * durationScale, PodLifetimeLevel: 1,
+		PodQueue: math.Log(3) / math.Log(1001), PodQueueCPU: 3000.0 / 7000, PodQueueMem: 2048.0 / 10240,
+		PodQueueRank: 1, // q is smaller
+	}
+	for k, w := range want {
+		if !near(obs.Pod[k], w) {
+			t.Errorf("pod column %d = %v, want %v", k, obs.Pod[k], w)
+		}
+	}
+	c.NotePending(q, false)
+	if obs := enc.Encode(c, q); !near(obs.Pod[PodLifetimeLevel], 2.0/3) || !near(obs.Pod[PodQueueRank], 0) {
+		t.Errorf("unlisted pod: level %v rank %v, want 2/3 and 0", obs.Pod[PodLifetimeLevel], obs.Pod[PodQueueRank])
 	}
 }

@@ -180,12 +180,15 @@ func TestObsTwoNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// p0: 2000m/4096Mi of a 4000m/8192Mi reference; batch, long-running,
-	// first attempt, arrived now.
+	// p0: 2000m/4096Mi of a 4000m/8192Mi reference; batch, long-running
+	// (lifetime 1, known: level 1), first attempt, arrived now. Queue: p0
+	// alone (ln 2/ln 1001), Q/(Q+F) = 2000/14000 and 4096/16384, rank 1/2;
+	// one arrival at 0: 1/5 per minute over 2 nodes, ln 1.1/ln 11.
 	// A (4000m/8192Mi) empty: after placing p0, 0.5 and 0.5; size 1, 1.
 	// B (8000m/4096Mi) empty: after placing p0, 0.25 and 1; size 2, 0.5.
 	check(t, "p0", obs,
-		[]float64{0.5, 0.5, 0, 1, 1, 0, 0},
+		[]float64{0.5, 0.5, 0, 1, 1, 1, 0, 0,
+			math.Log(2) / math.Log(1001), 1.0 / 7, 0.25, 0.5, math.Log(1.1) / math.Log(11)},
 		[][]float64{
 			{0, 0, 0, 0, 0.5, 0.5, 0, 0, 0, 0, 0, 1, 1, 1},
 			{0, 0, 0, 0, 0.25, 1, 0, 0, 0, 0, 0, 1, 2, 0.5},
@@ -195,12 +198,17 @@ func TestObsTwoNodes(t *testing.T) {
 	e.Step(0) // p0 on A
 	obs, _, _, _, _ = e.Step(0)
 	// p1 (4000m/1024Mi, online) at 2 s, after one failed attempt at 1 s:
-	// attempts ln 2/ln 17, waited 1 s: ln 2/ln 3601.
+	// attempts ln 2/ln 17, waited 1 s: ln 2/ln 3601. Queue: p1 and p2
+	// (arrived at 2 s): ln 3/ln 1001; Q = 5000m/2048Mi, F = 10000m/8192Mi:
+	// 1/3 and 1/5; p2's dominant share 1/4 is below p1's 1: rank 1.
+	// Arrivals at 0, 1 and 2 s decayed over 5 minutes, per minute, per node.
 	// A holds p0 (2000m/4096Mi, using as much): ratios 0.5; after p1
 	// (6000/4000, 5120/8192) = 1.5, 0.625; one pod of 110; p1 does not fit.
 	// B is empty: after p1, 0.5 and 0.25.
 	check(t, "p1 retry", obs,
-		[]float64{1, 0.125, 1, 1, 1, math.Log(2) / math.Log(17), math.Log(2) / math.Log(3601)},
+		[]float64{1, 0.125, 1, 1, 1, 1, math.Log(2) / math.Log(17), math.Log(2) / math.Log(3601),
+			math.Log(3) / math.Log(1001), 1.0 / 3, 0.2, 1,
+			math.Log1p((1+math.Exp(-1.0/300)+math.Exp(-2.0/300))/5/2) / math.Log(11)},
 		[][]float64{
 			{0.5, 0.5, 0.5, 0.5, 1.5, 0.625, 1.0 / 110, 0, 0, 0, 0, 0, 1, 1},
 			{0, 0, 0, 0, 0.5, 0.25, 0, 0, 0, 0, 0, 1, 2, 0.5},

@@ -129,7 +129,7 @@ func (e *Engine) usageStep(p *Pod) {
 
 // complete finishes a running pod and releases its dependents.
 func (e *Engine) complete(p *Pod) {
-	e.c.finished(p)
+	e.c.finished(e.pods, p)
 	e.unbind(p)
 	p.State = Finished
 	e.counters.Finished++

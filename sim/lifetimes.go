@@ -13,8 +13,8 @@ import (
 // finest of these pools that has finished pods, in the spirit of Google's
 // LAVA (lifetime-aware VM allocation, which predicts from the lifetimes of
 // similar, already finished VMs), without ever looking at the pod's own
-// Spec.Duration. Each completion costs a logarithm, two slice updates and,
-// for a pod whose name has a task prefix, one map update.
+// Spec.Duration. A completion costs an append; the pools are brought up to
+// date when an estimate is asked for.
 
 // LifetimeLevel is the pool a lifetime estimate comes from, finest first.
 type LifetimeLevel uint8
@@ -68,8 +68,16 @@ func (s *lifetimeStat) add(l float64) {
 	s.sumLog += l
 }
 
-// lifetimes is the cluster's record of finished pods' lifetimes.
+// lifetimes is the cluster's record of finished pods' lifetimes. An
+// engine's completion only appends the pod's id to log (no logarithm, no
+// look at its name, which is cold in cache); the first estimate after it
+// folds the log into the pools, with each pod's lifetime its
+// Spec.Duration (an engine's pod finishes exactly that long after it
+// started). A replay that never asks for an estimate (a heuristic's) pays
+// a 4-byte append per completion.
 type lifetimes struct {
+	pods   []Pod   // the engine's pods, which log indexes
+	log    []int32 // completed pods not folded into the pools yet
 	all    lifetimeStat
 	groups []lifetimeStat // by GroupID
 	tasks  map[string]*lifetimeStat
@@ -85,8 +93,17 @@ func TaskKey(name string) string {
 	return ""
 }
 
-// noteFinished adds the lifetime of pod p (spec s, group g) to the pools.
-func (lt *lifetimes) noteFinished(s *PodSpec, g GroupID, lifetime Time) {
+// fold adds the completions of the log to the pools.
+func (lt *lifetimes) fold() {
+	for _, id := range lt.log {
+		p := &lt.pods[id]
+		lt.add(p.Spec, p.Group, p.Spec.Duration)
+	}
+	lt.log = lt.log[:0]
+}
+
+// add adds a pod of spec s and group g that ran for lifetime to the pools.
+func (lt *lifetimes) add(s *PodSpec, g GroupID, lifetime Time) {
 	l := math.Log1p(max(lifetime, 0).Seconds())
 	lt.all.add(l)
 	if g >= 0 {
@@ -108,17 +125,17 @@ func (lt *lifetimes) noteFinished(s *PodSpec, g GroupID, lifetime Time) {
 	}
 }
 
-// finished records that the engine's pod p completed now, after running
-// from its start.
-func (c *Cluster) finished(p *Pod) {
-	c.life.noteFinished(p.Spec, p.Group, c.now-p.startedAt)
+// finished records that pod p, one of the engine's pods, completed.
+func (c *Cluster) finished(pods []Pod, p *Pod) {
+	c.life.pods = pods
+	c.life.log = append(c.life.log, int32(p.ID))
 }
 
 // NoteFinished records that a pod of spec s and group g (NoGroup for none)
 // finished after running for lifetime. The engine records every completion
 // itself; this is for views built with NewCluster (tests, offline tools).
 func (c *Cluster) NoteFinished(s *PodSpec, g GroupID, lifetime Time) {
-	c.life.noteFinished(s, g, lifetime)
+	c.life.add(s, g, lifetime)
 }
 
 // Lifetime estimates the lifetime of pod p from the pods that have finished
@@ -127,6 +144,9 @@ func (c *Cluster) NoteFinished(s *PodSpec, g GroupID, lifetime Time) {
 // reads only finished pods, never p.Spec.Duration.
 func (c *Cluster) Lifetime(p *Pod) LifetimeEstimate {
 	lt := &c.life
+	if len(lt.log) > 0 {
+		lt.fold()
+	}
 	if key := TaskKey(p.Spec.Name); key != "" {
 		if st := lt.tasks[key]; st != nil {
 			return LifetimeEstimate{Level: LifetimeTask, N: st.n, LogMean: st.sumLog / float64(st.n)}

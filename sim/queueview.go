@@ -10,8 +10,19 @@ import "math"
 // Cluster.PendingRequests, PendingTotal and ArrivalRate.
 
 // ArrivalTau is the time constant of Cluster.ArrivalRate's exponential
-// decay: an arrival counts e^(-age/ArrivalTau).
+// decay: an arrival counts e^(-age/ArrivalTau), its time rounded down to
+// the second.
 const ArrivalTau = 5 * Minute
+
+// arrivalDecay[k] is e^(-k s/ArrivalTau), the decay over k seconds: an
+// arrival in a new second costs a table look-up, not an exponential.
+var arrivalDecay = func() []float64 {
+	t := make([]float64, 2*ArrivalTau/Second)
+	for k := range t {
+		t[k] = math.Exp(-float64(Time(k)*Second) / float64(ArrivalTau))
+	}
+	return t
+}()
 
 // queueView is the cluster's record of the pending queue.
 type queueView struct {
@@ -25,7 +36,7 @@ type queueView struct {
 
 	arrivals int64   // first arrivals so far
 	decayed  float64 // sum over arrivals of e^(-(rateAt - at)/ArrivalTau)
-	rateAt   Time    // when decayed was last brought up to date
+	rateAt   Time    // the second (Time / Second) decayed was brought up to
 }
 
 // enqueue lists p as pending, unless it already is. The first time a pod
@@ -43,8 +54,10 @@ func (q *queueView) listed(id PodID) bool { return int(id) < len(q.pos) && q.pos
 // addPending lists p (not listed) and counts an arrival when arrival is set.
 func (c *Cluster) addPending(p *Pod, arrival bool) {
 	q := &c.queue
-	if int(p.ID) >= len(q.pos) {
-		q.pos = append(q.pos, make([]int32, int(p.ID)+1-len(q.pos))...)
+	if int(p.ID) >= len(q.pos) { // grow by doubling: ids arrive roughly in order
+		pos := make([]int32, max(int(p.ID)+1, 2*len(q.pos), 1024))
+		copy(pos, q.pos)
+		q.pos = pos
 	}
 	q.ids = append(q.ids, int32(p.ID))
 	q.req = append(q.req, p.Spec.Requests)
@@ -52,9 +65,13 @@ func (c *Cluster) addPending(p *Pod, arrival bool) {
 	q.pos[p.ID] = int32(len(q.ids))
 	if arrival {
 		q.arrivals++
-		if dt := c.now - q.rateAt; dt != 0 {
-			q.decayed *= math.Exp(-float64(dt) / float64(ArrivalTau))
-			q.rateAt = c.now
+		if sec := c.now / Second; sec != q.rateAt {
+			if k := sec - q.rateAt; k < Time(len(arrivalDecay)) {
+				q.decayed *= arrivalDecay[k]
+			} else {
+				q.decayed *= math.Exp(-float64(k*Second) / float64(ArrivalTau))
+			}
+			q.rateAt = sec
 		}
 		q.decayed++
 	}
@@ -106,13 +123,14 @@ func (c *Cluster) PendingTotal() Resources { return c.queue.total }
 func (c *Cluster) Arrivals() int64 { return c.queue.arrivals }
 
 // ArrivalRate returns the recent arrival rate in pods per minute at the
-// current time: the sum over past arrivals of e^(-age/ArrivalTau), divided
+// current time: the sum over past arrivals of e^(-age/ArrivalTau) (arrival
+// times rounded down to the second), divided
 // by ArrivalTau in minutes (a steady rate of r pods per minute reads r once
 // the run is a few ArrivalTau old).
 func (c *Cluster) ArrivalRate() float64 {
 	q := &c.queue
 	d := q.decayed
-	if dt := c.now - q.rateAt; dt > 0 {
+	if dt := c.now - q.rateAt*Second; dt > 0 {
 		d *= math.Exp(-float64(dt) / float64(ArrivalTau))
 	}
 	return d / (float64(ArrivalTau) / float64(Minute))

@@ -27,7 +27,7 @@ type NewPolicy func() (Policy, error)
 
 // DefaultCheckpoint is the shipped checkpoint, relative to the working
 // directory (the repository's root).
-const DefaultCheckpoint = "results/default/best.ckpt"
+const DefaultCheckpoint = "results/policy/best.ckpt"
 
 // ResolveCheckpoint returns path, or DefaultCheckpoint when path is empty,
 // and an error that says where it looked when the file is missing.

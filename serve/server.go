@@ -313,6 +313,12 @@ func (q *request) build(l *Ledger, now time.Time) {
 	}
 	q.cluster = sim.NewCluster(0, nodes...)
 	q.simPod = &sim.Pod{Spec: &q.pod.spec, Node: -1, QueuedAt: -q.pod.waited, Group: sim.NoGroup}
+	// An extender sees one pod, not kube-scheduler's queue: the view's
+	// queue holds just this pod, and no finished pods inform the lifetime
+	// estimate (env.PodLifetime falls back to its constant). A policy that
+	// learned to read the queue features sees a queue of one here
+	// (docs/serve.md).
+	q.cluster.NotePending(q.simPod, true)
 	if q.pod.grouped {
 		q.simPod.Group = 0 // the view counts the pod's own group only
 		for i, k := range grp {

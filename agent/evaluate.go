@@ -30,13 +30,27 @@ type EvalResult struct {
 // episodes run to the end of their workload (cfg.MaxSteps is ignored), so
 // that the simulator's metrics cover whole windows.
 func Evaluate(ctx context.Context, pol *model.Policy, cfg env.Config, src env.Source, episodes int, seed uint64) (EvalResult, error) {
+	var b model.Batch
+	var act model.ActResult
+	return EvaluateActor(ctx, cfg, src, episodes, seed, func(obs *env.Obs) (int, error) {
+		Fill(&b, []env.Obs{*obs})
+		if err := pol.Act(&b, true, nil, &act); err != nil {
+			return 0, err
+		}
+		return ToEnv(act.Actions[0], obs.N, b.N), nil
+	})
+}
+
+// EvaluateActor is Evaluate for any actor: act returns the environment
+// action for an observation. With the same cfg, src, episodes and seed, two
+// actors replay the same workloads, so their results compare pairwise (the
+// trainer logs the prior heuristic's beside the policy's).
+func EvaluateActor(ctx context.Context, cfg env.Config, src env.Source, episodes int, seed uint64, act func(obs *env.Obs) (int, error)) (EvalResult, error) {
 	cfg.MaxSteps = 0
 	e, err := env.New(cfg, src)
 	if err != nil {
 		return EvalResult{}, err
 	}
-	var b model.Batch
-	var act model.ActResult
 	var r EvalResult
 	var full int
 	for k := range episodes {
@@ -50,14 +64,14 @@ func Evaluate(ctx context.Context, pol *model.Policy, cfg env.Config, src env.So
 			if err := ctx.Err(); err != nil {
 				return EvalResult{}, fmt.Errorf("evaluation: %w", err)
 			}
-			Fill(&b, []env.Obs{obs})
-			if err := pol.Act(&b, true, nil, &act); err != nil {
+			a, err := act(&obs)
+			if err != nil {
 				return EvalResult{}, fmt.Errorf("evaluation: %w", err)
 			}
 			var rew float64
 			var term, trunc bool
 			var info env.Info
-			obs, rew, term, trunc, info = e.Step(ToEnv(act.Actions[0], obs.N, b.N))
+			obs, rew, term, trunc, info = e.Step(a)
 			ret += rew
 			steps++
 			if term || trunc {

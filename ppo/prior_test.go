@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
 )
 
@@ -99,5 +100,56 @@ func TestPriorNeedsObservationPrior(t *testing.T) {
 	}
 	if _, err := tr.Train(context.Background()); !errors.Is(err, ErrConfig) {
 		t.Errorf("training with ppo.prior on observations without one: error %v, want ErrConfig", err)
+	}
+}
+
+// TestPriorParityAtStart: with a tetris prior and a zero-initialised
+// correction, the untrained greedy policy is the prior heuristic: its
+// validation evaluation equals the heuristic's on the same episodes
+// (training starts at parity). The trainer logs the heuristic's figures as
+// eval/prior_ beside the policy's.
+func TestPriorParityAtStart(t *testing.T) {
+	ec := env.DefaultConfig()
+	ec.MinNodes, ec.MaxNodes = 3, 6
+	ec.Workload.PodsPerNode = 20
+	ec.MaxSteps = 128
+	ec.Prior = env.Prior{Heuristic: "tetris", Scale: 20, Pending: -10, Normalize: env.Range}
+	cfg := smallConfig(512)
+	cfg.Prior, cfg.ZeroInit = true, true
+	cfg.EvalFreq, cfg.EvalEpisodes = 256, 3
+	dir := t.TempDir()
+	tr, err := New(cfg, ec, nil, nil, Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	pol, err := agent.Evaluate(ctx, tr.Policy(), ec, nil, 3, agent.EvalSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	heur, err := agent.EvaluateActor(ctx, ec, nil, 3, agent.EvalSeed, TeacherAction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pol != heur {
+		t.Errorf("untrained zero-correction policy %+v; the prior heuristic %+v; want equal", pol, heur)
+	}
+	if _, err := tr.Train(ctx); err != nil {
+		t.Fatal(err)
+	}
+	prog, err := ReadProgress(filepath.Join(dir, ProgressFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]float64{"mean_reward": heur.MeanReward, "unschedulable": heur.Unschedulable, "pending_p95_ms": heur.PendingP95Ms} {
+		col, ok := prog.Column("eval/prior_" + k)
+		if !ok || len(col) != 2 {
+			t.Fatalf("progress.csv: eval/prior_%s %v; want one value per evaluation (2)", k, col)
+		}
+		for _, v := range col {
+			if v != want {
+				t.Errorf("eval/prior_%s = %v; want the heuristic's %v", k, v, want)
+			}
+		}
 	}
 }

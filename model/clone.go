@@ -92,16 +92,7 @@ func (p *Policy) CloneStep(b *Batch, teacher []int, cc CloneConfig) (CloneStats,
 		}
 	}
 	st.Agreement /= float64(b.B)
-	sq := 0.0
-	for _, gn := range gr.grads {
-		switch g := gn.Value().Data().(type) {
-		case []float32:
-			sq += sumSquares(g)
-		case []float64:
-			sq += sumSquares(g)
-		}
-	}
-	st.GradNorm = math.Sqrt(sq)
+	st.GradNorm = gr.gradNorm()
 	if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) || math.IsNaN(st.GradNorm) || math.IsInf(st.GradNorm, 0) {
 		return st, fmt.Errorf("model clone: loss %v, gradient norm %v: update skipped", st.Loss, st.GradNorm)
 	}

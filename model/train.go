@@ -144,16 +144,7 @@ func (p *Policy) lossAndGrad(b *Batch, actions []int, oldLogp, adv, returns, old
 	st.ApproxKL /= float64(b.B)
 	st.ClipFraction /= float64(b.B)
 
-	sq := 0.0
-	for _, gn := range gr.grads {
-		switch g := gn.Value().Data().(type) {
-		case []float32:
-			sq += sumSquares(g)
-		case []float64:
-			sq += sumSquares(g)
-		}
-	}
-	st.GradNorm = math.Sqrt(sq)
+	st.GradNorm = gr.gradNorm()
 	if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) || math.IsNaN(st.GradNorm) || math.IsInf(st.GradNorm, 0) {
 		gr.vm.Reset()
 		return nil, st, fmt.Errorf("model train: loss %v, gradient norm %v: update skipped", st.Loss, st.GradNorm)
@@ -286,4 +277,18 @@ func adamUpdate[T nn.Float](w, g, m, v []T, scale, lr, bc1, bc2 float64) {
 		denom := math.Sqrt(float64(v[j]))*rbc2 + adamEps
 		w[j] -= T(stepSize * float64(m[j]) / denom)
 	}
+}
+
+// gradNorm is the global L2 norm of the graph's gradients, as last run.
+func (gr *graph) gradNorm() float64 {
+	sq := 0.0
+	for _, gn := range gr.grads {
+		switch g := gn.Value().Data().(type) {
+		case []float32:
+			sq += sumSquares(g)
+		case []float64:
+			sq += sumSquares(g)
+		}
+	}
+	return math.Sqrt(sq)
 }

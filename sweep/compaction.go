@@ -181,9 +181,10 @@ func Within(r *sim.Result, threshold float64) bool {
 // ResizedReplay is a compaction predicate: ok(n) replays w resized to n
 // nodes (sim.Resize: w's first n nodes, or its nodes repeated) under cfg
 // with a fresh scheduler from s (seeded with cfg.Seed), and reports
-// whether the replay is Within threshold. Several seeds are several
-// predicates (one per workload and config), searched separately.
-func ResizedReplay(w *sim.Workload, cfg sim.Config, s Scheduler, threshold float64) func(ctx context.Context, nodes int) (bool, error) {
+// whether the replay is Within threshold. keep, when not nil, gets every
+// replay's result (named after s) with its node count. Several seeds are
+// several predicates (one per workload and config), searched separately.
+func ResizedReplay(w *sim.Workload, cfg sim.Config, s Scheduler, threshold float64, keep func(nodes int, r *sim.Result)) func(ctx context.Context, nodes int) (bool, error) {
 	return func(ctx context.Context, nodes int) (bool, error) {
 		rw, err := sim.Resize(w, nodes)
 		if err != nil {
@@ -196,6 +197,10 @@ func ResizedReplay(w *sim.Workload, cfg sim.Config, s Scheduler, threshold float
 		r, err := sim.Run(ctx, rw, cfg, pol)
 		if err != nil {
 			return false, fmt.Errorf("%s on %s: %w", s.Name, rw.Name, err)
+		}
+		r.Scheduler = s.Name
+		if keep != nil {
+			keep(nodes, r)
 		}
 		return Within(r, threshold), nil
 	}

@@ -79,23 +79,10 @@ func compactCase(ctx context.Context, c Case, scheds []Scheduler, comp Compactio
 	rows := make([]Row, 0, len(scheds))
 	for _, sc := range scheds {
 		results := map[int]*sim.Result{}
-		ok := func(ctx context.Context, n int) (bool, error) {
-			rw, err := sim.Resize(w, n)
-			if err != nil {
-				return false, err
-			}
-			s, err := sc.New(c.Seed)
-			if err != nil {
-				return false, err
-			}
-			r, err := sim.Run(ctx, rw, cfg, s)
-			if err != nil {
-				return false, fmt.Errorf("%s on %s at %d nodes (seed %d): %w", sc.Name, c.Workload, n, c.Seed, err)
-			}
-			r.Scheduler, r.Samples = sc.Name, nil
+		ok := ResizedReplay(w, cfg, sc, comp.Threshold, func(n int, r *sim.Result) {
+			r.Samples = nil
 			results[n] = r
-			return Within(r, comp.Threshold), nil
-		}
+		})
 		// the two sizes above the answer are probed too, which catches
 		// (and repairs) most non-monotone searches
 		n, trace, err := CompactChecked(ctx, lo, hi, 2, ok)

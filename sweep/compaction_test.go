@@ -216,7 +216,7 @@ func TestCompactEndToEnd(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	kd := Scheduler{Name: sched.NameKubeDefault, New: func(seed uint64) (sim.Scheduler, error) { return sched.New(sched.NameKubeDefault, seed) }}
 	const th = 0.01
-	n, tr, err := CompactChecked(context.Background(), 1, 12, 2, ResizedReplay(w, cfg, kd, th))
+	n, tr, err := CompactChecked(context.Background(), 1, 12, 2, ResizedReplay(w, cfg, kd, th, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

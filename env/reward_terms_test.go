@@ -94,20 +94,7 @@ func TestWaitAndUnplaced(t *testing.T) {
 		cfg.ForcedSteps = c.forced
 		off := cfg // the same without the new terms
 		off.Reward.Wait, off.Reward.Unplaced = 0, 0
-		e, err := New(cfg, Fixed{waiters()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := New(off, Fixed{waiters()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := e.Reset(1); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := ref.Reset(1); err != nil {
-			t.Fatal(err)
-		}
+		e, ref := startPair(t, cfg, off, waiters)
 		var wait, unplaced, ret float64
 		for k, s := range c.steps {
 			_, r, term, trunc, info := e.Step(s.action)
@@ -181,20 +168,7 @@ func TestBalanceDelta(t *testing.T) {
 	cfg.Reward.BalanceOf = Requested
 	lvl := cfg
 	cfg.Reward.BalanceForm = Delta
-	e, err := New(cfg, Fixed{twoNodes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := New(lvl, Fixed{twoNodes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := e.Reset(1); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := ref.Reset(1); err != nil {
-		t.Fatal(err)
-	}
+	e, ref := startPair(t, cfg, lvl, twoNodes)
 	var sum float64
 	for k, a := range actions {
 		_, r, _, _, info := e.Step(a)
@@ -277,4 +251,23 @@ func TestRewardTermsValidate(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("delta over requested CPU with the new weights: %v", err)
 	}
+}
+
+// startPair starts two environments on fresh copies of the same workload,
+// one under cfg and one under ref (the reward without the term under
+// test), both reset with seed 1.
+func startPair(t *testing.T, cfg, ref Config, workload func() *sim.Workload) (*Env, *Env) {
+	t.Helper()
+	var out [2]*Env
+	for i, c := range []Config{cfg, ref} {
+		e, err := New(c, Fixed{workload()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.Reset(1); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = e
+	}
+	return out[0], out[1]
 }

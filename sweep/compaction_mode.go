@@ -159,7 +159,7 @@ func SummariseCompaction(rows []Row) []CompactionSummary {
 			}
 			return v
 		}
-		ref, hasRef := needed["kube-default"]
+		_, hasRef := needed["kube-default"]
 		for _, name := range s.Schedulers {
 			v := series(name)
 			s.Needed = append(s.Needed, MeanCI(v))
@@ -170,7 +170,7 @@ func SummariseCompaction(rows []Row) []CompactionSummary {
 				}
 			}
 			s.Min, s.Max = append(s.Min, lo), append(s.Max, hi)
-			if hasRef && ref != nil {
+			if hasRef {
 				s.Saving = append(s.Saving, PairedCI(series("kube-default"), v))
 			} else {
 				s.Saving = append(s.Saving, Interval{Mean: math.NaN(), Half: math.NaN()})
@@ -197,7 +197,7 @@ func WriteCompaction(w io.Writer, title string, tables []CompactionSummary, thre
 		for _, iv := range t.Needed {
 			best = math.Min(best, iv.Mean)
 		}
-		var kd float64 = math.NaN()
+		kd := math.NaN()
 		if k := slices.Index(t.Schedulers, "kube-default"); k >= 0 {
 			kd = t.Needed[k].Mean
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 )
 
@@ -66,14 +67,12 @@ func (c Compaction) bounds(n int) (lo, hi int) {
 // compactCase loads a case's workload once and, for each scheduler, finds
 // the fewest nodes that run it within the threshold. Each row holds the
 // workload's size in Nodes, the answer in Needed, the replay at that size
-// in Result and every probe of the search.
+// in Result and every probe of the search. The spec has been validated, so
+// the autoscaler is off (Spec.Validate refuses it in this mode).
 func compactCase(ctx context.Context, c Case, scheds []Scheduler, comp Compaction) ([]Row, error) {
 	w, cfg, err := c.load()
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Autoscaler.Enabled {
-		return nil, fmt.Errorf("mode: %s needs a fixed cluster: set cluster.sim.autoscaler.enabled: false", ModeCompaction)
 	}
 	lo, hi := comp.bounds(len(w.Nodes))
 	rows := make([]Row, 0, len(scheds))
@@ -159,7 +158,10 @@ func SummariseCompaction(rows []Row) []CompactionSummary {
 			}
 			return v
 		}
-		_, hasRef := needed["kube-default"]
+		var ref []float64 // kube-default's, the savings' reference
+		if _, ok := needed[sched.NameKubeDefault]; ok {
+			ref = series(sched.NameKubeDefault)
+		}
 		for _, name := range s.Schedulers {
 			v := series(name)
 			s.Needed = append(s.Needed, MeanCI(v))
@@ -170,8 +172,8 @@ func SummariseCompaction(rows []Row) []CompactionSummary {
 				}
 			}
 			s.Min, s.Max = append(s.Min, lo), append(s.Max, hi)
-			if hasRef {
-				s.Saving = append(s.Saving, PairedCI(series("kube-default"), v))
+			if ref != nil {
+				s.Saving = append(s.Saving, PairedCI(ref, v))
 			} else {
 				s.Saving = append(s.Saving, Interval{Mean: math.NaN(), Half: math.NaN()})
 			}
@@ -198,7 +200,7 @@ func WriteCompaction(w io.Writer, title string, tables []CompactionSummary, thre
 			best = math.Min(best, iv.Mean)
 		}
 		kd := math.NaN()
-		if k := slices.Index(t.Schedulers, "kube-default"); k >= 0 {
+		if k := slices.Index(t.Schedulers, sched.NameKubeDefault); k >= 0 {
 			kd = t.Needed[k].Mean
 		}
 		header := []string{"scheduler", "nodes needed", "range", "saving vs kube-default", "saving %"}
@@ -210,7 +212,7 @@ func WriteCompaction(w io.Writer, title string, tables []CompactionSummary, thre
 			}
 			saving, pct := "n/a", "n/a"
 			switch {
-			case name == "kube-default":
+			case name == sched.NameKubeDefault:
 				saving, pct = "=", "="
 			case !math.IsNaN(t.Saving[s].Mean):
 				saving = formatIV(t.Saving[s], 1, true)

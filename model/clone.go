@@ -60,14 +60,8 @@ func (p *Policy) CloneStep(b *Batch, teacher []int, cc CloneConfig) (CloneStats,
 	if err := gr.setInputs(p, b); err != nil {
 		return CloneStats{}, fmt.Errorf("model clone: %w", err)
 	}
-	k := b.N + 1
-	for s, a := range teacher {
-		if a < 0 || a > b.N {
-			return CloneStats{}, fmt.Errorf("model clone: sample %d: teacher action %d outside [0, %d]", s, a, b.N)
-		}
-		if !p.allow[s*k+a] {
-			return CloneStats{}, fmt.Errorf("model clone: sample %d: teacher action %d is masked", s, a)
-		}
+	if err := p.checkActions(b, teacher, "teacher action"); err != nil {
+		return CloneStats{}, fmt.Errorf("model clone: %w", err)
 	}
 	if p.cfg.Float64 {
 		setOneHot[float64](gr, teacher)
@@ -79,15 +73,11 @@ func (p *Policy) CloneStep(b *Batch, teacher []int, cc CloneConfig) (CloneStats,
 		return CloneStats{}, fmt.Errorf("model clone: running graph B=%d N=%d: %w", gr.b, gr.n, err)
 	}
 	st := CloneStats{Loss: scalarOf(gr.out.loss)}
-	lp := gr.out.logp.Data()
+	// agreement: the greedy choice, as Act makes it, against the teacher
+	k := b.N + 1
+	lp := toFloat64(nil, gr.out.logp)
 	for s, a := range teacher {
-		best := b.N
-		for i := range k {
-			if p.allow[s*k+i] && (at(lp, s*k+i) > at(lp, s*k+best) || (at(lp, s*k+i) == at(lp, s*k+best) && i < best)) {
-				best = i
-			}
-		}
-		if best == a {
+		if pick(lp[s*k:(s+1)*k], p.allow[s*k:(s+1)*k], true, nil) == a {
 			st.Agreement++
 		}
 	}

@@ -105,13 +105,8 @@ func (p *Policy) lossAndGrad(b *Batch, actions []int, oldLogp, adv, returns, old
 	if err := gr.setInputs(p, b); err != nil {
 		return nil, TrainStats{}, fmt.Errorf("model train: %w", err)
 	}
-	for s, a := range actions {
-		if a < 0 || a > b.N {
-			return nil, TrainStats{}, fmt.Errorf("model train: sample %d: action %d outside [0, %d]", s, a, b.N)
-		}
-		if !p.allow[s*(b.N+1)+a] {
-			return nil, TrainStats{}, fmt.Errorf("model train: sample %d: action %d is masked", s, a)
-		}
+	if err := p.checkActions(b, actions, "action"); err != nil {
+		return nil, TrainStats{}, fmt.Errorf("model train: %w", err)
 	}
 	if p.cfg.Float64 {
 		err = setLossInputs[float64](gr, actions, oldLogp, adv, returns, oldValues, lc)
@@ -291,4 +286,19 @@ func (gr *graph) gradNorm() float64 {
 		}
 	}
 	return math.Sqrt(sq)
+}
+
+// checkActions reports the first action (named what in the error) outside
+// [0, N] or not allowed by the effective mask that setInputs left in
+// p.allow.
+func (p *Policy) checkActions(b *Batch, actions []int, what string) error {
+	for s, a := range actions {
+		if a < 0 || a > b.N {
+			return fmt.Errorf("sample %d: %s %d outside [0, %d]", s, what, a, b.N)
+		}
+		if !p.allow[s*(b.N+1)+a] {
+			return fmt.Errorf("sample %d: %s %d is masked", s, what, a)
+		}
+	}
+	return nil
 }

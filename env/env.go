@@ -196,10 +196,7 @@ func (e *Env) Step(action int) (obs Obs, reward float64, terminated, truncated b
 		old = nodes[d]
 	}
 	w := &e.cfg.Reward
-	var stdBefore float64
-	if w.BalanceForm == Delta {
-		stdBefore = signalStd(nodes, w.BalanceOf)
-	}
+	stdBefore := e.enc.std // of the cluster as observed, which is the cluster now
 
 	info.Outcome = e.eng.Decide(d)
 

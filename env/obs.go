@@ -285,12 +285,7 @@ func (en *encoder) encode(c *sim.Cluster, p *sim.Pod, typical sim.Resources) Obs
 		}
 		dom[i] = nd.Domain[en.level]
 
-		var u float64
-		if en.signal == Requested {
-			u = min(row[NodeCPUAlloc], 1)
-		} else {
-			u = float64(min(nd.Used.CPU, nd.Alloc.CPU)) / float64(nd.Alloc.CPU)
-		}
+		u := cpuSignal(nd, en.signal)
 		sum += u
 		sumSq += u * u
 	}

@@ -23,24 +23,28 @@ func unplacedCost(pending, high int, wHigh float64) float64 {
 	return float64(pending-high) + wHigh*float64(high)
 }
 
-// signalStd is the population standard deviation over nodes of the
-// balance signal: requested CPU over allocatable capped at 1 (Requested), or
-// actual CPU use capped at allocatable, over allocatable (Used); 0 without
-// nodes. The delta form of R_balance measures it just before and just after
-// a decision.
+// cpuSignal is node n's balance signal: requested CPU over allocatable,
+// capped at 1 (Requested), or actual CPU use capped at allocatable, over
+// allocatable (Used). The encoder's node-variance and signalStd both read
+// it, so R_balance's level and its delta measure the same thing.
+func cpuSignal(n *sim.Node, signal BalanceSignal) float64 {
+	if signal == Requested {
+		return min(float64(n.Requested.CPU)*(1/float64(n.Alloc.CPU)), 1)
+	}
+	return float64(min(n.Used.CPU, n.Alloc.CPU)) / float64(n.Alloc.CPU)
+}
+
+// signalStd is the population standard deviation over nodes of cpuSignal
+// (0 without nodes), computed as the encoder computes Env's balance: the
+// delta form of R_balance measures it just after a decision, against the
+// encoder's value for the observation the decision was taken on.
 func signalStd(nodes []sim.Node, signal BalanceSignal) float64 {
 	if len(nodes) == 0 {
 		return 0
 	}
 	var sum, sumSq float64
 	for i := range nodes {
-		n := &nodes[i]
-		var u float64
-		if signal == Requested {
-			u = min(float64(n.Requested.CPU)/float64(n.Alloc.CPU), 1)
-		} else {
-			u = float64(min(n.Used.CPU, n.Alloc.CPU)) / float64(n.Alloc.CPU)
-		}
+		u := cpuSignal(&nodes[i], signal)
 		sum += u
 		sumSq += u * u
 	}

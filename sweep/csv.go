@@ -17,7 +17,8 @@ import (
 // (row i's values leadOf(i)), then nodes, seed, workload, scheduler, then
 // every key of sim.Result's JSON form in sorted order (nested objects
 // flattened as "pending_latency.p95_ms"); a statistic without a sample is
-// empty.
+// empty, and so is every column but pods and unschedulable in an
+// AdmissionBound row.
 func writeRowsCSV(w io.Writer, lead []string, leadOf func(i int) []string, rows []Row) error {
 	flat := make([]map[string]string, len(rows))
 	keys := map[string]bool{}
@@ -27,6 +28,9 @@ func writeRowsCSV(w io.Writer, lead []string, leadOf func(i int) []string, rows 
 			return err
 		}
 		delete(m, "scheduler")
+		if row.Result.Scheduler == AdmissionBound {
+			m = map[string]string{"pods": m["pods"], "unschedulable": m["unschedulable"]} // it bounds nothing else
+		}
 		flat[i] = m
 		for k := range m {
 			keys[k] = true

@@ -26,6 +26,9 @@ type Metric struct {
 	// Bound says whether the fluid relaxation's value estimates a limit
 	// for this metric (see FluidBound); the others read n/a in its row.
 	Bound bool
+	// Lower says whether AdmissionBound's row has a value for this metric
+	// (a lower bound); the others read n/a in its row.
+	Lower bool
 }
 
 // Focused are the columns of the summary tables (every metric stays in the
@@ -37,19 +40,19 @@ type Metric struct {
 // time with a hot node while the cluster is not busy, hot_node_share, is in
 // the JSON and CSV outputs); node-hours.
 var Focused = []Metric{
-	{"unschedulable", "unsched", 1, func(r *sim.Result) float64 { return float64(r.Unschedulable) }, true},
-	{"high_prio_pending_mean_ms", "hi pend s", 1, func(r *sim.Result) float64 { return r.HighPrioPendingMeanMs / 1000 }, true},
-	{"high_prio_pending_p95_censored_ms", "hi p95 s", 1, func(r *sim.Result) float64 { return r.HighPrioPendingP95CensoredMs / 1000 }, true},
-	{"sla_any_per_1k", "sla/1k", 1, func(r *sim.Result) float64 { return r.SLAAnyPer1k }, false},
-	{"frag_exp_cpu", "frag cpu%", 1, func(r *sim.Result) float64 { return 100 * r.FragExpCPU }, false},
-	{"frag_exp_mem", "frag mem%", 1, func(r *sim.Result) float64 { return 100 * r.FragExpMem }, false},
-	{"node_cpu_var_mean", "var e-4", 2, func(r *sim.Result) float64 { return 1e4 * r.NodeCPUVarMean }, false},
-	{"max_node_cpu_util_mean", "max node%", 1, func(r *sim.Result) float64 { return 100 * float64(r.MaxNodeCPUUtilMean) }, false},
-	{"node_hours", "node-h", 1, func(r *sim.Result) float64 { return r.NodeHours }, false},
+	{"unschedulable", "unsched", 1, func(r *sim.Result) float64 { return float64(r.Unschedulable) }, true, true},
+	{"high_prio_pending_mean_ms", "hi pend s", 1, func(r *sim.Result) float64 { return r.HighPrioPendingMeanMs / 1000 }, true, false},
+	{"high_prio_pending_p95_censored_ms", "hi p95 s", 1, func(r *sim.Result) float64 { return r.HighPrioPendingP95CensoredMs / 1000 }, true, false},
+	{"sla_any_per_1k", "sla/1k", 1, func(r *sim.Result) float64 { return r.SLAAnyPer1k }, false, false},
+	{"frag_exp_cpu", "frag cpu%", 1, func(r *sim.Result) float64 { return 100 * r.FragExpCPU }, false, false},
+	{"frag_exp_mem", "frag mem%", 1, func(r *sim.Result) float64 { return 100 * r.FragExpMem }, false, false},
+	{"node_cpu_var_mean", "var e-4", 2, func(r *sim.Result) float64 { return 1e4 * r.NodeCPUVarMean }, false, false},
+	{"max_node_cpu_util_mean", "max node%", 1, func(r *sim.Result) float64 { return 100 * float64(r.MaxNodeCPUUtilMean) }, false, false},
+	{"node_hours", "node-h", 1, func(r *sim.Result) float64 { return r.NodeHours }, false, false},
 }
 
 // Learned is the row name of the learned policy; every other scheduler
-// but FluidBound is a heuristic.
+// but the bound rows (FluidBound, AdmissionBound) is a heuristic.
 const Learned = "ppo"
 
 // FluidBound is the row name of the fluid relaxation (sim.Fluid): each
@@ -61,6 +64,28 @@ const Learned = "ppo"
 // bound: near saturation greedy online admission on the pooled node can
 // leave more pods unschedulable than a real cluster (sim.Fluid says why).
 const FluidBound = "fluid-bound"
+
+// AdmissionBound is the row name of sim.AdmissionBound: a lower bound on
+// the unschedulable pods of each workload that no scheduler can beat (the
+// metrics marked Lower; n/a elsewhere). Like FluidBound it is never the
+// best of a column nor the heuristic the differences are taken against;
+// its difference against the best heuristic is the headroom that remains.
+const AdmissionBound = "admission-bound"
+
+// isBound reports whether name is a bound row rather than a scheduler.
+func isBound(name string) bool { return name == FluidBound || name == AdmissionBound }
+
+// gives reports whether the row of scheduler name has a value for mt:
+// bound rows only for the metrics they bound.
+func gives(name string, mt Metric) bool {
+	switch name {
+	case FluidBound:
+		return mt.Bound
+	case AdmissionBound:
+		return mt.Lower
+	}
+	return true
+}
 
 // Cell is one scheduler's value of one metric at one size: the mean and
 // 95% interval over seeds (each seed's value the mean over its windows), and
@@ -119,8 +144,8 @@ func Summarise(rows []Row, metrics []Metric) []SizeSummary {
 			sums[k], counts[k] = make([]float64, len(metrics)), make([]int, len(metrics))
 		}
 		for m, mt := range metrics {
-			if name == FluidBound && !mt.Bound {
-				continue // n/a: one node's fragmentation or variance says nothing
+			if !gives(name, mt) {
+				continue // n/a: one node's fragmentation or variance says nothing, the bound bounds one metric
 			}
 			if v := mt.Value(r.Result); !math.IsNaN(v) {
 				sums[k][m] += v
@@ -157,7 +182,7 @@ func Summarise(rows []Row, metrics []Metric) []SizeSummary {
 			best, bestH := -1, -1
 			for s, name := range names[n] {
 				mean := t.Cells[s][m].Mean
-				if math.IsNaN(mean) || name == FluidBound {
+				if math.IsNaN(mean) || isBound(name) {
 					continue
 				}
 				if best < 0 || mean < t.Cells[best][m].Mean {
@@ -168,7 +193,7 @@ func Summarise(rows []Row, metrics []Metric) []SizeSummary {
 				}
 			}
 			for s, name := range names[n] {
-				if best >= 0 && name != FluidBound && t.Cells[s][m].Mean == t.Cells[best][m].Mean {
+				if best >= 0 && !isBound(name) && t.Cells[s][m].Mean == t.Cells[best][m].Mean {
 					t.Cells[s][m].Best = true // ties are all best
 				}
 			}

@@ -86,16 +86,17 @@ func TestShownZero(t *testing.T) {
 	}
 }
 
-// TestSummariseFluid: the fluid relaxation is never the best of a column
-// nor the best heuristic, even with the lowest value; its difference
-// against the best heuristic is reported; metrics without Bound read n/a.
+// TestSummariseFluid: the fluid relaxation and the admission bound are
+// never the best of a column nor the best heuristic, even with the lowest
+// value; their difference against the best heuristic is reported; metrics
+// without Bound (fluid) or Lower (admission) read n/a.
 func TestSummariseFluid(t *testing.T) {
 	row := func(name string, seed uint64, unsched int64, varMean float64) Row {
 		return Row{Nodes: 20, Seed: seed, Workload: "w", Result: &sim.Result{Scheduler: name, Unschedulable: unsched, NodeCPUVarMean: varMean}}
 	}
 	rows := []Row{
-		row("a", 1, 10, 1e-4), row(FluidBound, 1, 2, 0),
-		row("a", 2, 12, 2e-4), row(FluidBound, 2, 4, 0),
+		row("a", 1, 10, 1e-4), row(FluidBound, 1, 2, 0), row(AdmissionBound, 1, 7, 0),
+		row("a", 2, 12, 2e-4), row(FluidBound, 2, 4, 0), row(AdmissionBound, 2, 8, 0),
 	}
 	var metrics []Metric
 	for _, m := range Focused {
@@ -113,5 +114,12 @@ func TestSummariseFluid(t *testing.T) {
 	}
 	if !math.IsNaN(c[1][1].Mean) || c[1][1].Best {
 		t.Errorf("fluid variance %+v; want n/a (one node's variance means nothing)", c[1][1])
+	}
+	// admission - a per seed: -3, -4
+	if c[2][0].Mean != 7.5 || c[2][0].Diff.Mean != -3.5 || c[2][0].Best || c[2][0].BestHeuristic {
+		t.Errorf("admission bound %+v; want mean 7.5, difference -3.5, neither best", c[2][0])
+	}
+	if !math.IsNaN(c[2][1].Mean) {
+		t.Errorf("admission bound's variance %+v; want n/a (it bounds unschedulable pods only)", c[2][1])
 	}
 }

@@ -120,9 +120,11 @@ func ReplayProgress(ctx context.Context, cases []Case, scheds []Scheduler, done 
 }
 
 // replayCase loads a case's workload once and replays it under every
-// scheduler, in order, then with fluid its fluid relaxation (row
-// FluidBound); done, when not nil, is called after each replay.
-func replayCase(ctx context.Context, c Case, scheds []Scheduler, fluid bool, done func(Row)) ([]Row, error) {
+// scheduler, in order, then with bounds its fluid relaxation (row
+// FluidBound) and, when the cluster has a fixed capacity, its admission
+// bound (row AdmissionBound, a Result holding only Unschedulable and the
+// pod counts); done, when not nil, is called after each replay.
+func replayCase(ctx context.Context, c Case, scheds []Scheduler, bounds bool, done func(Row)) ([]Row, error) {
 	w, cfg, err := c.load()
 	if err != nil {
 		return nil, err
@@ -144,7 +146,7 @@ func replayCase(ctx context.Context, c Case, scheds []Scheduler, fluid bool, don
 			done(row)
 		}
 	}
-	if fluid {
+	if bounds {
 		fw, err := sim.Fluid(w)
 		if err != nil {
 			return nil, err
@@ -159,6 +161,18 @@ func replayCase(ctx context.Context, c Case, scheds []Scheduler, fluid bool, don
 		rows = append(rows, row)
 		if done != nil {
 			done(row)
+		}
+		bound, ok, err := sim.AdmissionBound(w, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("admission bound of %s (%d nodes, seed %d): %w", c.Workload, c.Nodes, c.Seed, err)
+		}
+		if ok {
+			br := &sim.Result{Scheduler: AdmissionBound, Pods: r.Pods, Unschedulable: bound}
+			row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Result: br}
+			rows = append(rows, row)
+			if done != nil {
+				done(row)
+			}
 		}
 	}
 	return rows, nil

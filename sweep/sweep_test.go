@@ -89,9 +89,22 @@ func TestSweepCachesCells(t *testing.T) {
 	}
 	csv := readFile(t, filepath.Join(out, CellsCSV))
 	lines := strings.Split(strings.TrimSpace(csv), "\n")
-	// 2 sizes x 2 seeds x (2 schedulers + the fluid relaxation), plus the header
-	if len(lines) != 13 || !strings.HasPrefix(lines[0], "eval.nodes,nodes,seed,workload,scheduler,") || !strings.HasPrefix(lines[1], "3,3,1,synthetic-1,first-fit,") {
+	// 2 sizes x 2 seeds x (2 schedulers + the fluid relaxation + the
+	// admission bound), plus the header
+	if len(lines) != 17 || !strings.HasPrefix(lines[0], "eval.nodes,nodes,seed,workload,scheduler,") || !strings.HasPrefix(lines[1], "3,3,1,synthetic-1,first-fit,") {
 		t.Errorf("cells.csv:\n%s", csv)
+	}
+	// the bound row has pods and unschedulable, every other column empty
+	if len(lines) > 4 {
+		f, filled := strings.Split(lines[4], ","), 0
+		for _, v := range f {
+			if v != "" {
+				filled++
+			}
+		}
+		if f[4] != AdmissionBound || filled != 7 { // 5 leading columns, pods, unschedulable
+			t.Errorf("admission-bound row (%d filled): %s", filled, lines[4])
+		}
 	}
 	md := readFile(t, filepath.Join(out, SummaryFile))
 	if md != sum.String() || !strings.Contains(md, "h: 9 nodes, outside the training range") || !strings.Contains(md, "kube-default") {

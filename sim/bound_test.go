@@ -1,0 +1,125 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/kubesim/kubesim/sched"
+	"github.com/kubesim/kubesim/sim"
+)
+
+// TestAdmissionBoundByHand: two 4-CPU, 8-GiB nodes and a 100 s window. The
+// stuck pods (they cannot finish by the end) ask 1, 3, 5, 5 and 5 GiB: the
+// smallest four fit the pooled 16 GiB (14), all five do not (19), so at least
+// one is pending. A 9-GiB pod fits no node: pending too. The finite pod, the
+// pod with a dependency, the pod arriving at the end and the pod of the
+// warm-up do not count. A replay can only leave more pending.
+func TestAdmissionBoundByHand(t *testing.T) {
+	const gib = 1024
+	n := func(name string) sim.NodeSpec {
+		return sim.NodeSpec{Name: name, Allocatable: sim.Resources{CPU: 4000, Mem: 8 * gib}}
+	}
+	p := func(name string, at sim.Time, mem int64, dur sim.Time) sim.PodSpec {
+		return sim.PodSpec{Name: name, Arrival: at, Requests: sim.Resources{CPU: 100, Mem: mem}, Duration: dur}
+	}
+	w := &sim.Workload{
+		Nodes: []sim.NodeSpec{n("a"), n("b")},
+		Pods: []sim.PodSpec{
+			p("warmup", 0, 1*gib, 0),                       // before cfg.WarmUp: not measured
+			p("s1", 2*sim.Second, 5*gib, 0),                // long-running
+			p("s2", 3*sim.Second, 5*gib, 0),                // long-running
+			p("s3", 4*sim.Second, 5*gib, 0),                // long-running
+			p("s4", 5*sim.Second, 3*gib, 0),                // long-running
+			p("s5", 6*sim.Second, 1*gib, 200*sim.Second),   // finishes after the end
+			p("batch", 7*sim.Second, 2*gib, 10*sim.Second), // can finish
+			p("huge", 8*sim.Second, 9*gib, 0),              // fits no node
+			p("late", 100*sim.Second, 1*gib, 0),            // arrives at the end
+		},
+		End: 100 * sim.Second,
+	}
+	dep := p("child", 9*sim.Second, 8*gib, 0)
+	dep.After = []int32{6}
+	w.Pods = append(w.Pods, dep)
+	cfg := sim.DefaultConfig()
+	cfg.WarmUp = sim.Second
+	got, ok, err := sim.AdmissionBound(w, cfg)
+	if err != nil || !ok {
+		t.Fatalf("AdmissionBound = %d, %v, %v", got, ok, err)
+	}
+	if got != 2 {
+		t.Errorf("bound = %d, want 2 (one of the stuck pods, and the huge one)", got)
+	}
+	r, err := sim.Run(context.Background(), w, cfg, sched.NewFirstFit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Unschedulable < got {
+		t.Errorf("first-fit left %d pods pending, below the bound %d", r.Unschedulable, got)
+	}
+
+	// the pod limit binds: two slots in all, four stuck pods that fit in
+	// memory (1 GiB each) leave two pending
+	small := &sim.Workload{Nodes: []sim.NodeSpec{n("a"), n("b")}, End: 100 * sim.Second}
+	small.Nodes[0].MaxPods, small.Nodes[1].MaxPods = 1, 1
+	for i := range 4 {
+		small.Pods = append(small.Pods, p(string(rune('a'+i)), sim.Time(i)*sim.Second, gib, 0))
+	}
+	if got, _, _ := sim.AdmissionBound(small, sim.DefaultConfig()); got != 2 {
+		t.Errorf("pod-limit bound = %d, want 2", got)
+	}
+
+	// without an end only long-running pods are stuck: s5 may finish
+	w.End = 0
+	if got, _, _ := sim.AdmissionBound(w, cfg); got != 2 {
+		t.Errorf("bound without an end = %d, want 2 (s5 may finish, late now counts: 1+3+5+5 of 16 GiB kept, one 5 pending, and huge)", got)
+	}
+
+	cfg.Autoscaler.Enabled = true
+	if _, ok, err := sim.AdmissionBound(w, cfg); ok || err != nil {
+		t.Errorf("with the autoscaler: ok %v, err %v; want no bound and no error", ok, err)
+	}
+	w.Pods[1].Requests.CPU = -1
+	if _, _, err := sim.AdmissionBound(w, sim.DefaultConfig()); err == nil {
+		t.Error("an invalid workload gave no error")
+	}
+}
+
+// TestAdmissionBoundHolds: on saturated synthetic workloads cut at half
+// their arrivals, no heuristic leaves fewer pods pending than the bound, and
+// the bound is not trivially zero.
+func TestAdmissionBoundHolds(t *testing.T) {
+	var positive int
+	for seed := uint64(1); seed <= 4; seed++ {
+		o := sim.DefaultSyntheticOptions(8)
+		o.Pods, o.Seed, o.Load = 1500, seed, 1.4
+		w, err := sim.Synthetic(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.End = w.Pods[len(w.Pods)/2].Arrival
+		cfg := sim.DefaultConfig()
+		bound, ok, err := sim.AdmissionBound(w, cfg)
+		if err != nil || !ok {
+			t.Fatalf("seed %d: %v %v", seed, ok, err)
+		}
+		if bound > 0 {
+			positive++
+		}
+		for _, name := range sched.Names() {
+			s, err := sched.New(name, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := sim.Run(context.Background(), w, cfg, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Unschedulable < bound {
+				t.Errorf("seed %d: %s left %d pods pending, below the bound %d", seed, name, r.Unschedulable, bound)
+			}
+		}
+	}
+	if positive == 0 {
+		t.Error("the bound was 0 on every workload: the test says nothing")
+	}
+}

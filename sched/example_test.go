@@ -40,9 +40,9 @@ func Example() {
 	_, err := sched.New("binpack", 1)
 	fmt.Println(err)
 	// Output:
-	// [best-fit first-fit kube-default kube-default-nospread most-allocated random tetris]
+	// [best-fit first-fit holes kube-default kube-default-nospread most-allocated random tetris]
 	// kube-default -> y
 	// first-fit -> x
 	// kube-default scores: [425 445 -1]
-	// unknown scheduler "binpack" (valid: best-fit, first-fit, kube-default, kube-default-nospread, most-allocated, random, tetris)
+	// unknown scheduler "binpack" (valid: best-fit, first-fit, holes, kube-default, kube-default-nospread, most-allocated, random, tetris)
 }

@@ -22,6 +22,18 @@ func TetrisProfile() Profile {
 	}
 }
 
+// HolesProfile is the Holes heuristic: the default filters and the Holes
+// score alone (holes sized by the median service), every feasible node
+// scored.
+func HolesProfile() Profile {
+	return Profile{
+		Name:                     NameHoles,
+		Filters:                  DefaultFilters(),
+		Scores:                   []WeightedScore{{Holes{Quantile: 0.5}, 1}},
+		PercentageOfNodesToScore: 100,
+	}
+}
+
 // FirstFitProfile is first-fit: the default filters, then the first
 // feasible node in node order.
 func FirstFitProfile() Profile {
@@ -49,6 +61,9 @@ func NewBestFit(seed uint64) *Framework { return newFramework(BestFitProfile(), 
 
 // NewTetris returns the Tetris scheduler; ties draw from seed.
 func NewTetris(seed uint64) *Framework { return newFramework(TetrisProfile(), seed) }
+
+// NewHoles returns the Holes scheduler; ties draw from seed.
+func NewHoles(seed uint64) *Framework { return newFramework(HolesProfile(), seed) }
 
 // NewFirstFit returns the first-fit scheduler. It makes no random choice.
 func NewFirstFit() *Framework { return newFramework(FirstFitProfile(), 0) }

@@ -12,6 +12,7 @@ import (
 const (
 	NameBestFit     = "best-fit"
 	NameFirstFit    = "first-fit"
+	NameHoles       = "holes"
 	NameKubeDefault = "kube-default"
 	// NameKubeDefaultNoSpread is kube-default without PodTopologySpread,
 	// the profile kube-default was before kubesim modelled that plugin.
@@ -33,6 +34,7 @@ var registry = [...]struct {
 }{
 	{NameBestFit, func(seed uint64) sim.Scheduler { return NewBestFit(seed) }},
 	{NameFirstFit, func(uint64) sim.Scheduler { return NewFirstFit() }},
+	{NameHoles, func(seed uint64) sim.Scheduler { return NewHoles(seed) }},
 	{NameKubeDefault, func(seed uint64) sim.Scheduler {
 		return newFramework(KubeDefaultProfile(KubeDefaultOptions{}), seed)
 	}},

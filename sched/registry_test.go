@@ -8,7 +8,7 @@ import (
 )
 
 func TestNames(t *testing.T) {
-	want := []string{"best-fit", "first-fit", "kube-default", "kube-default-nospread", "most-allocated", "random", "tetris"}
+	want := []string{"best-fit", "first-fit", "holes", "kube-default", "kube-default-nospread", "most-allocated", "random", "tetris"}
 	got := Names()
 	if !slices.Equal(got, want) {
 		t.Errorf("Names() = %v; want %v", got, want)

@@ -105,12 +105,13 @@ type Scheduler interface {
 
 // Cluster is the read-only view of the simulator that schedulers get.
 type Cluster struct {
-	nodes   []Node
-	now     Time
-	domains [2]map[string]int32
-	groups  []group   // by GroupID: bound pods per node and zone
-	life    lifetimes // finished pods' lifetimes (lifetimes.go)
-	queue   queueView // the pending queue and arrivals (queueview.go)
+	nodes    []Node
+	now      Time
+	domains  [2]map[string]int32
+	groups   []group     // by GroupID: bound pods per node and zone
+	life     lifetimes   // finished pods' lifetimes (lifetimes.go)
+	queue    queueView   // the pending queue and arrivals (queueview.go)
+	services serviceView // long-running pods seen (services.go)
 }
 
 // Nodes returns the live nodes, in order of addition. The slice is the

@@ -65,6 +65,7 @@ func (e *Engine) warmStart() {
 		p.warm = true
 		e.counters.Arrived++
 		e.m.warmPods++
+		e.c.noteService(p.Spec)
 		e.place(p, int(pl.Node))
 		p.epoch++
 		e.start(p)

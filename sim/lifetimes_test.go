@@ -171,3 +171,51 @@ func TestArrivalRate(t *testing.T) {
 		e.Decide(0)
 	}
 }
+
+// TestServiceMem: nearest-rank quantiles of the services' memory, batch
+// pods left out, the engine noting warm-started and arriving services.
+func TestServiceMem(t *testing.T) {
+	c := sim.NewCluster(0)
+	if c.ServiceMem(0.5) != 0 || c.Services() != 0 {
+		t.Fatal("an empty view has a hole size")
+	}
+	for _, m := range []int64{40, 10, 30, 20} {
+		c.NoteService(&sim.PodSpec{Requests: sim.Resources{Mem: m}})
+	}
+	c.NoteService(&sim.PodSpec{Requests: sim.Resources{Mem: 99}, Duration: sim.Second})
+	// sorted 10 20 30 40: rank ceil(q*4)
+	for q, want := range map[float64]int64{0.01: 10, 0.25: 10, 0.5: 20, 0.51: 30, 0.75: 30, 1: 40} {
+		if got := c.ServiceMem(q); got != want {
+			t.Errorf("ServiceMem(%v) = %d, want %d", q, got, want)
+		}
+	}
+	if c.Services() != 4 {
+		t.Errorf("%d services, want 4 (the batch pod does not count)", c.Services())
+	}
+
+	// in a replay: one warm service, one arriving service, one batch pod
+	w := &sim.Workload{
+		Nodes: []sim.NodeSpec{{Name: "n", Allocatable: sim.Resources{CPU: 8000, Mem: 8192}}},
+		Pods: []sim.PodSpec{
+			{Name: "warm", Requests: sim.Resources{CPU: 100, Mem: 300}},
+			{Name: "svc", Arrival: sim.Second, Requests: sim.Resources{CPU: 100, Mem: 100}},
+			{Name: "job", Arrival: sim.Second, Requests: sim.Resources{CPU: 100, Mem: 500}, Duration: sim.Second},
+		},
+		Initial: []sim.Placement{{Pod: 0, Node: 0}},
+	}
+	e, err := sim.New(w, sim.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p, ok := e.Next()
+		if !ok {
+			break
+		}
+		e.Decide(0)
+		_ = p
+	}
+	if got := e.Cluster().Services(); got != 2 || e.Cluster().ServiceMem(1) != 300 || e.Cluster().ServiceMem(0.5) != 100 {
+		t.Errorf("after the replay: %d services, max %d, median %d; want 2, 300, 100", got, e.Cluster().ServiceMem(1), e.Cluster().ServiceMem(0.5))
+	}
+}

@@ -64,6 +64,7 @@ func (c *Cluster) addPending(p *Pod, arrival bool) {
 	q.total = q.total.Add(p.Spec.Requests)
 	q.pos[p.ID] = int32(len(q.ids))
 	if arrival {
+		c.noteService(p.Spec)
 		q.arrivals++
 		if sec := c.now / Second; sec != q.rateAt {
 			if k := sec - q.rateAt; k < Time(len(arrivalDecay)) {

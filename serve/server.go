@@ -92,6 +92,8 @@ type Server struct {
 
 	cacheMu sync.RWMutex
 	cache   map[string]*node
+
+	services *serviceLog // the services asked about lately (view.go)
 }
 
 // New returns a server whose policy instances come from newPolicy
@@ -105,6 +107,8 @@ func New(cfg Config, newPolicy NewPolicy) (*Server, error) {
 		m:      newMetrics(),
 		mux:    http.NewServeMux(),
 		cache:  map[string]*node{},
+
+		services: newServiceLog(serviceLogSize),
 	}
 	for i := range cfg.Workers {
 		p, err := newPolicy()
@@ -285,48 +289,9 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*request, error)
 	default:
 		return nil, badf("nodes", "missing: neither Nodes nor NodeNames")
 	}
-	q.build(s.ledger, now)
+	q.build(s.ledger, s.services, now)
+	s.services.note(q.pod.key, &q.pod.spec)
 	return q, nil
-}
-
-// build makes the cluster view: node states from annotations or the ledger.
-func (q *request) build(l *Ledger, now time.Time) {
-	n := len(q.nodes)
-	req := make([]sim.Resources, n)
-	pods := make([]int32, n)
-	grp := make([]int32, n)
-	l.load(q.names, q.pod.spec.Group, now, req, pods, grp)
-	nodes := make([]sim.Node, n)
-	for i, nd := range q.nodes {
-		sn := sim.Node{Alloc: nd.spec.Allocatable, Requested: req[i], Pods: pods[i], MaxPods: nd.spec.MaxPods, ID: sim.NodeID(i), Spec: &nd.spec}
-		if nd.annotated {
-			sn.Requested, sn.Pods = nd.requested, nd.pods
-		}
-		sn.Used = sn.Requested
-		if nd.usedKnown[0] {
-			sn.Used.CPU = nd.used.CPU
-		}
-		if nd.usedKnown[1] {
-			sn.Used.Mem = nd.used.Mem
-		}
-		nodes[i] = sn
-	}
-	q.cluster = sim.NewCluster(0, nodes...)
-	q.simPod = &sim.Pod{Spec: &q.pod.spec, Node: -1, QueuedAt: -q.pod.waited, Group: sim.NoGroup}
-	// An extender sees one pod, not kube-scheduler's queue: the view's
-	// queue holds just this pod, and no finished pods inform the lifetime
-	// estimate (env.PodLifetime falls back to its constant). A policy that
-	// learned to read the queue features sees a queue of one here
-	// (docs/serve.md).
-	q.cluster.NotePending(q.simPod, true)
-	if q.pod.grouped {
-		q.simPod.Group = 0 // the view counts the pod's own group only
-		for i, k := range grp {
-			if k > 0 {
-				q.cluster.AddGroupPods(i, 0, k)
-			}
-		}
-	}
 }
 
 // remember puts nodes into the node cache (up to MaxNodes names).

@@ -27,7 +27,8 @@ func (c *Cluster) noteService(s *PodSpec) {
 
 // NoteService records that a pod of spec s was seen (placed by the warm
 // start or arrived); only long-running pods (Duration 0) count. The engine
-// records every pod itself; this is for views built with NewCluster.
+// records every pod itself, and NotePending records a pod's arrival too;
+// this is for views built with NewCluster.
 func (c *Cluster) NoteService(s *PodSpec) { c.noteService(s) }
 
 // Services returns how many long-running pods have been seen.
@@ -43,4 +44,14 @@ func (c *Cluster) ServiceMem(q float64) int64 {
 	}
 	k := int(math.Ceil(q*float64(len(m)))) - 1
 	return m[max(0, min(k, len(m)-1))]
+}
+
+// NoteServices records long-running pods of the given memory requests at
+// once (a view's services, e.g. the ones an extender was asked about).
+func (c *Cluster) NoteServices(mem ...int64) {
+	if len(mem) == 0 {
+		return
+	}
+	c.services.mem = append(c.services.mem, mem...)
+	slices.Sort(c.services.mem)
 }

@@ -66,7 +66,7 @@ func randomPod(r *rand.Rand) *sim.Pod {
 // ones at 0, and the Pending entry is prior.pending.
 func TestPriorPicksHeuristicNode(t *testing.T) {
 	names := PriorHeuristics()
-	for _, want := range []string{sched.NameTetris, sched.NameKubeDefault, sched.NameBestFit, sched.NameMostAllocated} {
+	for _, want := range []string{sched.NameTetris, sched.NameKubeDefault, sched.NameBestFit, sched.NameMostAllocated, sched.NameHoles} {
 		if !strings.Contains(strings.Join(names, ","), want) {
 			t.Fatalf("PriorHeuristics() = %v lacks %s", names, want)
 		}
@@ -84,6 +84,9 @@ func TestPriorPicksHeuristicNode(t *testing.T) {
 				unique := 0
 				for trial := range 300 {
 					c := randomCluster(r, 1+r.IntN(60))
+					for range r.IntN(4) { // services seen: holes sizes its holes by them
+						c.NoteService(&sim.PodSpec{Requests: sim.Resources{Mem: 1024 + r.Int64N(65536)}})
+					}
 					p := randomPod(r)
 					obs := enc.Encode(c, p)
 					if len(obs.Prior) != obs.N+1 || obs.Prior[obs.N] != -10 {

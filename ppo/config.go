@@ -66,6 +66,10 @@ type Config struct {
 	// observations' log-prior (env's prior heuristic) to its logits and
 	// learns a correction to it. The environment must supply a prior.
 	Prior bool `yaml:"prior" json:"prior,omitempty"`
+	// LogitClip bounds the decoder's scores, C in C*tanh(score) (0: the
+	// model's default, model.DefaultLogitClip). With Prior it is how far the
+	// learned correction can move a node's logit from the heuristic's.
+	LogitClip float64 `yaml:"logit_clip" json:"logit_clip,omitempty"`
 	// ZeroInit starts the policy's learned correction at exactly zero
 	// (model.Config.ZeroInit): with Prior, the first policy is the prior's
 	// softmax.
@@ -170,6 +174,8 @@ func (c *Config) Validate() error {
 		return bad("hidden", c.Hidden, "must be in [1, 4096]")
 	case c.Rounds < 0 || c.Rounds > 64:
 		return bad("rounds", c.Rounds, "must be in [0, 64]")
+	case !(c.LogitClip >= 0 && c.LogitClip <= 100):
+		return bad("logit_clip", c.LogitClip, "must be 0 (the model's default) or in (0, 100]")
 	case c.BCSteps < 0:
 		return bad("bc_steps", c.BCSteps, "must be 0 (no behaviour cloning) or positive")
 	case c.BCSteps > 0 && c.BCEpochs < 1:

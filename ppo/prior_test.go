@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/model"
 )
 
 // bestFitPrior gives the packing toy's observation the env's prior form
@@ -150,6 +151,26 @@ func TestPriorParityAtStart(t *testing.T) {
 			if v != want {
 				t.Errorf("eval/prior_%s = %v; want the heuristic's %v", k, v, want)
 			}
+		}
+	}
+}
+
+// TestLogitClipReachesThePolicy: ppo.logit_clip bounds the policy's scores
+// (0 keeps the model's default), and a checkpoint keeps it.
+func TestLogitClipReachesThePolicy(t *testing.T) {
+	for clip, want := range map[float64]float64{0: model.DefaultLogitClip, 3: 3} {
+		cfg := smallConfig(256)
+		cfg.LogitClip = clip
+		dir := t.TempDir()
+		if _, err := trainToy(t, cfg, toyOpts(dir)); err != nil {
+			t.Fatal(err)
+		}
+		pol, _, err := agent.Load(filepath.Join(dir, LastCheckpoint))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pol.Config().LogitClip; got != want {
+			t.Errorf("ppo.logit_clip %v: the checkpoint's policy clips at %v, want %v", clip, got, want)
 		}
 	}
 }

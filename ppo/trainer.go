@@ -146,6 +146,7 @@ func (t *Trainer) modelConfig() model.Config {
 		PodFeatures:  env.PodFeatures,
 		Hidden:       t.cfg.Hidden,
 		Rounds:       t.cfg.Rounds,
+		LogitClip:    t.cfg.LogitClip,
 		Seed:         t.cfg.Seed,
 		Prior:        t.cfg.Prior,
 		ZeroInit:     t.cfg.ZeroInit,

@@ -359,6 +359,8 @@ func TestConfigValidate(t *testing.T) {
 		{"bc without lr", func(c *Config) { c.BCSteps, c.BCLearningRate = 100, 0 }},
 		{"bc holdout of 1", func(c *Config) { c.BCSteps, c.BCHoldout = 100, 1 }},
 		{"bc too few to hold out", func(c *Config) { c.BCSteps = 2 }},
+		{"negative logit_clip", func(c *Config) { c.LogitClip = -1 }},
+		{"NaN logit_clip", func(c *Config) { c.LogitClip = math.NaN() }},
 	}
 	for _, tc := range cases {
 		c := DefaultConfig()

@@ -56,10 +56,7 @@ func (h Holes) ScoreCluster(c *sim.Cluster, p *sim.Pod, cand []int32, dst []int6
 		worst = max(worst, dst[j])
 	}
 	for j, i := range cand {
-		n := &nodes[i]
-		align := share(d.CPU, n.Alloc.CPU)*share(n.Alloc.CPU-n.Requested.CPU, n.Alloc.CPU) +
-			share(d.Mem, n.Alloc.Mem)*share(n.Alloc.Mem-n.Requested.Mem, n.Alloc.Mem)
-		dst[j] = (worst-dst[j])*holesTie + align
+		dst[j] = (worst-dst[j])*holesTie + alignment(&nodes[i], d)
 	}
 	return true
 }

@@ -26,11 +26,14 @@ func (Tetris) Name() string { return TetrisName }
 
 // Score writes the alignment of each candidate.
 func (Tetris) Score(nodes []sim.Node, p *sim.PodSpec, cand []int32, dst []int64) bool {
-	d := p.Requests
 	for j, i := range cand {
-		n := &nodes[i]
-		dst[j] = share(d.CPU, n.Alloc.CPU)*share(n.Alloc.CPU-n.Requested.CPU, n.Alloc.CPU) +
-			share(d.Mem, n.Alloc.Mem)*share(n.Alloc.Mem-n.Requested.Mem, n.Alloc.Mem)
+		dst[j] = alignment(&nodes[i], p.Requests)
 	}
 	return true
+}
+
+// alignment is Tetris's score of demand d on node n (0..2*FineScale^2).
+func alignment(n *sim.Node, d sim.Resources) int64 {
+	return share(d.CPU, n.Alloc.CPU)*share(n.Alloc.CPU-n.Requested.CPU, n.Alloc.CPU) +
+		share(d.Mem, n.Alloc.Mem)*share(n.Alloc.Mem-n.Requested.Mem, n.Alloc.Mem)
 }

@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"math"
-	"slices"
-)
+import "slices"
 
 // The long-running pods a scheduler has seen: the memory requests of every
 // pod without a duration (a service, not a batch task) that the warm start
@@ -37,14 +34,7 @@ func (c *Cluster) Services() int { return len(c.services.mem) }
 // ServiceMem returns the q-quantile (0 < q <= 1, nearest rank: the
 // ceil(q*n)-th smallest of n) of the memory requests of the long-running
 // pods seen so far, or 0 when none has been seen.
-func (c *Cluster) ServiceMem(q float64) int64 {
-	m := c.services.mem
-	if len(m) == 0 {
-		return 0
-	}
-	k := int(math.Ceil(q*float64(len(m)))) - 1
-	return m[max(0, min(k, len(m)-1))]
-}
+func (c *Cluster) ServiceMem(q float64) int64 { return Percentile(c.services.mem, q) }
 
 // NoteServices records long-running pods of the given memory requests at
 // once (a view's services, e.g. the ones an extender was asked about).

@@ -17,8 +17,8 @@ import (
 // (row i's values leadOf(i)), then nodes, seed, workload, scheduler, then
 // every key of sim.Result's JSON form in sorted order (nested objects
 // flattened as "pending_latency.p95_ms"); a statistic without a sample is
-// empty, and so is every column but pods and unschedulable in an
-// AdmissionBound row.
+// empty, and so is every column of an AdmissionBound row but pods and the
+// metrics it bounds (boundColumns).
 func writeRowsCSV(w io.Writer, lead []string, leadOf func(i int) []string, rows []Row) error {
 	flat := make([]map[string]string, len(rows))
 	keys := map[string]bool{}
@@ -29,7 +29,7 @@ func writeRowsCSV(w io.Writer, lead []string, leadOf func(i int) []string, rows 
 		}
 		delete(m, "scheduler")
 		if row.Result.Scheduler == AdmissionBound {
-			m = map[string]string{"pods": m["pods"], "unschedulable": m["unschedulable"]} // it bounds nothing else
+			m = boundColumns(m)
 		}
 		flat[i] = m
 		for k := range m {
@@ -94,4 +94,17 @@ func flatten(res *sim.Result) (map[string]string, error) {
 	}
 	walk("", m)
 	return out, nil
+}
+
+// boundColumns keeps, of an AdmissionBound row's flattened result m, the pod
+// count and the Focused metrics that the bound gives (Metric.Lower, the
+// rule the tables follow too); its other fields are not measured.
+func boundColumns(m map[string]string) map[string]string {
+	out := map[string]string{"pods": m["pods"]}
+	for _, mt := range Focused {
+		if gives(AdmissionBound, mt) {
+			out[mt.Key] = m[mt.Key]
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -62,11 +63,12 @@ const serviceLogSize = 1024
 // hole size is the median of those (and tetris's choice until the first
 // service). It is safe for concurrent use.
 type serviceLog struct {
-	mu   sync.Mutex
-	keys []string // ring of pod keys, parallel to mem
-	mem  []int64
-	next int                 // the ring's oldest entry once it is full
-	seen map[string]struct{} // keys in the ring
+	mu     sync.Mutex
+	keys   []string // ring of pod keys, parallel to mem
+	mem    []int64
+	next   int                 // the ring's oldest entry once it is full
+	seen   map[string]struct{} // keys in the ring
+	sorted []int64             // mem in ascending order, kept on note so that fill need not sort per request
 }
 
 // newServiceLog returns an empty log of n entries.
@@ -86,12 +88,18 @@ func (l *serviceLog) note(key string, spec *sim.PodSpec) {
 		return
 	}
 	l.seen[key] = struct{}{}
+	mem := spec.Requests.Mem
+	i, _ := slices.BinarySearch(l.sorted, mem)
+	l.sorted = slices.Insert(l.sorted, i, mem)
 	if len(l.keys) < cap(l.keys) {
-		l.keys, l.mem = append(l.keys, key), append(l.mem, spec.Requests.Mem)
+		l.keys, l.mem = append(l.keys, key), append(l.mem, mem)
 		return
 	}
+	old := l.mem[l.next]
+	j, _ := slices.BinarySearch(l.sorted, old)
+	l.sorted = slices.Delete(l.sorted, j, j+1)
 	delete(l.seen, l.keys[l.next])
-	l.keys[l.next], l.mem[l.next] = key, spec.Requests.Mem
+	l.keys[l.next], l.mem[l.next] = key, mem
 	l.next = (l.next + 1) % len(l.keys)
 }
 
@@ -99,5 +107,5 @@ func (l *serviceLog) note(key string, spec *sim.PodSpec) {
 func (l *serviceLog) fill(c *sim.Cluster) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c.NoteServices(l.mem...)
+	c.NoteServices(l.sorted...)
 }

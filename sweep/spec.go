@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
@@ -59,6 +61,11 @@ type Trace struct {
 	Dir string `yaml:"dir"`
 	// LoadFactor scales arrivals (1 replays the trace as it is).
 	LoadFactor float64 `yaml:"load_factor"`
+	// TrainLoadFactors, when given, are the load factors that training and
+	// validation episodes draw from (one per episode, uniformly), so that a
+	// policy sees light and heavy pressure; the evaluation tables keep
+	// LoadFactor (a grid over trace.load_factor gives them several).
+	TrainLoadFactors []float64 `yaml:"train_load_factors" json:",omitempty"`
 	// DAG makes batch tasks wait for the tasks they depend on.
 	DAG bool `yaml:"dag"`
 	// MachineMemMiB is the memory of a machine of normalised memory 100.
@@ -183,6 +190,8 @@ func (s *Spec) Validate() error {
 			return fmt.Errorf("trace.dir: missing")
 		case s.Trace.LoadFactor < 0:
 			return fmt.Errorf("trace.load_factor = %v: must not be negative", s.Trace.LoadFactor)
+		case slices.ContainsFunc(s.Trace.TrainLoadFactors, func(f float64) bool { return !(f > 0) || math.IsInf(f, 0) }):
+			return fmt.Errorf("trace.train_load_factors = %v: each must be a positive number", s.Trace.TrainLoadFactors)
 		case s.Trace.MachineMemMiB < 0:
 			return fmt.Errorf("trace.machine_mem_mib = %v: must not be negative", s.Trace.MachineMemMiB)
 		case s.Trace.WarmStart != WarmPlacement && s.Trace.WarmStart != WarmUp && s.Trace.WarmStart != WarmNone:

@@ -110,8 +110,10 @@ func (s *Spec) Sources() (train, val env.Source, err error) {
 		for i, w := range set {
 			out[i] = s.Trace.LoadOptions(w, 0, 0).Window
 		}
-		// env.Trace sets each episode's window, machine count and seed
-		return env.Trace{Dir: s.Trace.Dir, Windows: out, Options: s.Trace.LoadOptions(dataset.Window{}, 0, 0)}
+		// env.Trace sets each episode's window, machine count, seed and
+		// (with train_load_factors) load factor
+		return env.Trace{Dir: s.Trace.Dir, Windows: out, LoadFactors: s.Trace.TrainLoadFactors,
+			Options: s.Trace.LoadOptions(dataset.Window{}, 0, 0)}
 	}
 	return mk(ws.Train), mk(ws.Val), nil
 }

@@ -159,7 +159,15 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 			}
 			policy = "checkpoint " + ckpts[ckpt]
 		case s.Eval.Train:
-			h, err := hashOf(trainKey{Trace: tr, Train: ws.Train, Val: ws.Val, Cluster: s.Cluster, Reward: s.Reward, Prior: s.Prior,
+			ttr := tr
+			if tr != nil && len(tr.TrainLoadFactors) > 0 {
+				// training draws from train_load_factors: points that differ
+				// only in the evaluation's load share a training run
+				t := *tr
+				t.LoadFactor = 0
+				ttr = &t
+			}
+			h, err := hashOf(trainKey{Trace: ttr, Train: ws.Train, Val: ws.Val, Cluster: s.Cluster, Reward: s.Reward, Prior: s.Prior,
 				PPO: s.PPO, Manifest: manifest, Code: b.Code, Synthetic: s.Trace == nil})
 			if err != nil {
 				return nil, err

@@ -3,6 +3,8 @@ package sweep
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,6 +70,39 @@ cluster: {min_nodes: 3, max_nodes: 5}
 		_, err := ParseSpec([]byte(fmt.Sprintf("trace: {dir: %s, train_load_factors: %s}\n", dir, bad)))
 		if err == nil || !strings.Contains(err.Error(), "trace.train_load_factors") {
 			t.Errorf("train_load_factors: %s: error %v; want one naming the key", bad, err)
+		}
+	}
+}
+
+// TestTrainLoadFactorsShareTraining: with train_load_factors, grid points
+// that differ only in trace.load_factor (the evaluation's load) share one
+// training run per seed; without it each load trains its own.
+func TestTrainLoadFactorsShareTraining(t *testing.T) {
+	dir := smallTrace(t)
+	for _, c := range []struct {
+		extra string
+		want  int
+	}{{"train_load_factors: [1, 2]", 2}, {"dag: false", 4}} {
+		path := filepath.Join(t.TempDir(), "s.yaml")
+		os.WriteFile(path, []byte(fmt.Sprintf(`name: s
+trace: {dir: %s, %s}
+windows: {train: [0h-1h], validation: [2h-3h], test: [4h-5h]}
+cluster: {min_nodes: 3, max_nodes: 5}
+eval: {schedulers: [first-fit], nodes: [3], seeds: 1}
+grid:
+  trace.load_factor: [1, 1.3]
+  ppo.seed: [1, 2]
+`, dir, c.extra)), 0o644)
+		s, err := ReadSpec(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(s, Build{Code: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Train) != c.want || len(p.Eval) != 4 {
+			t.Errorf("%s: %d training cells and %d evaluation cells; want %d and 4", c.extra, len(p.Train), len(p.Eval), c.want)
 		}
 	}
 }

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/kubesim/kubesim/sweep"
+)
+
+func newSweepCompareCmd() *cobra.Command {
+	var sched, against, metric string
+	cmd := &cobra.Command{
+		Use:   "compare A B",
+		Short: "Paired difference of a metric between two sweep outputs that replayed the same cells",
+		Long: `Compare reads the cells.csv of two sweep outputs (folders or files) that replayed the same grid
+points, sizes, evaluation seeds and workloads, and prints, per cell and in total, the mean of
+--metric for --scheduler in A and --against in B (default: the same scheduler) with the paired
+difference A - B and its 95% interval over evaluation seeds. It is the validation rule's margin
+(docs/ppo.md): a candidate checkpoint replaces the shipped one only when the total difference
+excludes zero. A can equal B to compare two schedulers of one sweep.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usagef("give two sweep outputs, A and B (%d given)", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if against == "" {
+				against = sched
+			}
+			a, b := sweep.Side{Path: args[0], Scheduler: sched}, sweep.Side{Path: args[1], Scheduler: against}
+			rows, err := sweep.Compare(a, b, metric)
+			if err != nil {
+				return err
+			}
+			return sweep.WriteComparison(cmd.OutOrStdout(), a, b, metric, rows)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&sched, "scheduler", "ppo", "scheduler whose rows of A count")
+	fl.StringVar(&against, "against", "", "scheduler whose rows of B count (default --scheduler)")
+	fl.StringVar(&metric, "metric", "unschedulable", "a column of cells.csv")
+	return cmd
+}

@@ -1,0 +1,204 @@
+package sweep
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// CompareRow is one cell of a comparison: the mean of a metric over
+// evaluation seeds under A and under B (each seed's value the mean over the
+// cell's workloads, as in the tables) and their paired difference A - B.
+type CompareRow struct {
+	// Cell names the grid point and size ("trace.load_factor=1.3 nodes=100"),
+	// or "total" for the sum over every cell.
+	Cell    string
+	A, B, D Interval
+}
+
+// Side is one side of a comparison: a sweep output (its folder or its
+// cells.csv) and the scheduler whose rows count ("ppo" for the learned
+// policy).
+type Side struct {
+	Path, Scheduler string
+}
+
+// Compare pairs the rows of two sweep outputs that replayed the same cells
+// (same grid points, sizes, evaluation seeds and workloads): for every cell,
+// the metric of a's scheduler against b's, paired by evaluation seed, and a
+// last row "total" whose per-seed value is the sum over the cells. It is
+// the validation rule's margin (docs/ppo.md): a candidate whose total
+// interval does not exclude zero is no better than the incumbent. A cell of
+// one side that the other lacks is an error that names it.
+func Compare(a, b Side, metric string) ([]CompareRow, error) {
+	va, err := readSide(a, metric)
+	if err != nil {
+		return nil, err
+	}
+	vb, err := readSide(b, metric)
+	if err != nil {
+		return nil, err
+	}
+	for k := range vb.vals {
+		if _, ok := va.vals[k]; !ok {
+			return nil, fmt.Errorf("compare: %s has no %s row for %s (%s)", a.Path, a.Scheduler, k, b.Path)
+		}
+	}
+	for k := range va.vals {
+		if _, ok := vb.vals[k]; !ok {
+			return nil, fmt.Errorf("compare: %s has no %s row for %s (%s)", b.Path, b.Scheduler, k, a.Path)
+		}
+	}
+	var rows []CompareRow
+	var totA, totB []float64
+	for _, cell := range va.cells {
+		ma, mb := va.perSeed(cell), vb.perSeed(cell)
+		if len(ma) != len(mb) {
+			return nil, fmt.Errorf("compare: cell %s has %d evaluation seeds in %s and %d in %s", cell, len(ma), a.Path, len(mb), b.Path)
+		}
+		if totA == nil {
+			totA, totB = make([]float64, len(ma)), make([]float64, len(mb))
+		}
+		if len(ma) != len(totA) {
+			return nil, fmt.Errorf("compare: cell %s has %d evaluation seeds, the first cell %d: no total", cell, len(ma), len(totA))
+		}
+		for i := range ma {
+			totA[i] += ma[i]
+			totB[i] += mb[i]
+		}
+		rows = append(rows, CompareRow{Cell: cell, A: MeanCI(ma), B: MeanCI(mb), D: PairedCI(ma, mb)})
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("compare: no %s rows in %s", a.Scheduler, a.Path)
+	}
+	rows = append(rows, CompareRow{Cell: "total", A: MeanCI(totA), B: MeanCI(totB), D: PairedCI(totA, totB)})
+	return rows, nil
+}
+
+// WriteComparison prints rows as an aligned table, marking with ! a
+// difference whose interval excludes zero.
+func WriteComparison(w io.Writer, a, b Side, metric string, rows []CompareRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tA\tB\tA - B\t\n", metric)
+	for _, r := range rows {
+		mark := ""
+		if r.D.Excludes0() {
+			mark = "!"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t\n", r.Cell, fmtIv(r.A, false), fmtIv(r.B, false), fmtIv(r.D, true), mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "A = %s in %s, B = %s in %s; mean ± 95%% CI over evaluation seeds, paired (! the interval excludes 0)\n",
+		a.Scheduler, a.Path, b.Scheduler, b.Path)
+	return err
+}
+
+func fmtIv(iv Interval, sign bool) string {
+	f := "%.1f±%.1f"
+	if sign {
+		f = "%+.1f±%.1f"
+	}
+	return fmt.Sprintf(f, iv.Mean, iv.Half)
+}
+
+// sideValues holds one side's metric by cell, seed and workload.
+type sideValues struct {
+	cells []string                        // in file order
+	vals  map[string]float64              // cell|seed|workload -> value
+	seeds map[string]map[string][]float64 // cell -> seed -> values over workloads
+}
+
+// perSeed is the cell's per-seed means over workloads, by seed number.
+func (s *sideValues) perSeed(cell string) []float64 {
+	bySeed := s.seeds[cell]
+	keys := make([]string, 0, len(bySeed))
+	for k := range bySeed {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y string) int {
+		a, _ := strconv.Atoi(x)
+		b, _ := strconv.Atoi(y)
+		return a - b
+	})
+	out := make([]float64, len(keys))
+	for i, k := range keys {
+		var sum float64
+		for _, v := range bySeed[k] {
+			sum += v
+		}
+		out[i] = sum / float64(len(bySeed[k]))
+	}
+	return out
+}
+
+// readSide reads the metric column of the side's scheduler rows. The
+// columns before "seed" (grid settings and nodes) name the cell.
+func readSide(s Side, metric string) (*sideValues, error) {
+	path := s.Path
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		path = filepath.Join(path, CellsCSV)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	head, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("compare: %s: header: %w", path, err)
+	}
+	col := func(name string) int { return slices.Index(head, name) }
+	iSeed, iWork, iSched, iMetric := col("seed"), col("workload"), col("scheduler"), col(metric)
+	switch {
+	case iSeed < 0 || iWork < 0 || iSched < 0:
+		return nil, fmt.Errorf("compare: %s: no seed, workload and scheduler columns: not a sweep's cells.csv", path)
+	case iMetric < 0:
+		return nil, fmt.Errorf("compare: %s: no column %q", path, metric)
+	}
+	out := &sideValues{vals: map[string]float64{}, seeds: map[string]map[string][]float64{}}
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("compare: %s: %w", path, err)
+		}
+		if rec[iSched] != s.Scheduler {
+			continue
+		}
+		v, err := strconv.ParseFloat(rec[iMetric], 64)
+		if err != nil || math.IsNaN(v) {
+			return nil, fmt.Errorf("compare: %s line %d: %s = %q: not a number", path, line, metric, rec[iMetric])
+		}
+		parts := make([]string, iSeed)
+		for i := range iSeed {
+			parts[i] = head[i] + "=" + rec[i]
+		}
+		cell := strings.Join(parts, " ")
+		key := cell + "|" + rec[iSeed] + "|" + rec[iWork]
+		if _, dup := out.vals[key]; dup {
+			return nil, fmt.Errorf("compare: %s line %d: a second %s row for %s seed %s workload %s", path, line, s.Scheduler, cell, rec[iSeed], rec[iWork])
+		}
+		out.vals[key] = v
+		if out.seeds[cell] == nil {
+			out.seeds[cell] = map[string][]float64{}
+			out.cells = append(out.cells, cell)
+		}
+		out.seeds[cell][rec[iSeed]] = append(out.seeds[cell][rec[iSeed]], v)
+	}
+	if len(out.cells) == 0 {
+		return nil, fmt.Errorf("compare: %s has no %s rows", path, s.Scheduler)
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -100,4 +101,140 @@ func largestNode(w *Workload) Resources {
 		}
 	}
 	return r
+}
+
+// PackingBound is AdmissionBound with the cluster's nodes kept apart: a
+// lower bound on Result.Unschedulable for every scheduler in every run in
+// which no warm-started high-priority pod is evicted (Result.Evictions
+// counts evictions; preemption never takes a high-priority pod, and
+// machine removals are handled below).
+//
+// The argument. As in AdmissionBound, every stuck pod that is not pending
+// at the end is bound then. A warm-started high-priority pod that is stuck
+// (runs past the end) stays on its node for the whole run, so its node
+// offers the rest only its residual: allocatable minus those pods. Every
+// other stuck pod, an item, must fit into the residuals of the nodes live
+// at the end, which are at most the nodes the run ever has (warm pods on a
+// node that a machine event removes count as items). The most items that
+// fit are, by exchange, the k smallest for some k; in each of CPU and
+// memory the k smallest sizes s_1 <= ... <= s_k must satisfy two necessary
+// conditions: their sum is at most the summed residual, and for every i
+// the k-i+1 items of size at least s_i fit in the sum over nodes of
+// floor(residual / s_i), the most such items a node can take. The pod
+// slots bound k too. The largest k meeting every condition bounds the items
+// bound at the end; the rest, plus the pods that fit no node, are pending.
+//
+// It returns the larger of that count and AdmissionBound's, so it is never
+// below the pooled bound; it is tighter when free memory is held in pieces
+// smaller than the pods (the warm start's services split the cluster into
+// residual holes).
+func PackingBound(w *Workload, cfg Config) (bound int64, ok bool, err error) {
+	if cfg.Autoscaler.Enabled {
+		return 0, false, nil
+	}
+	e, err := New(w, cfg)
+	if err != nil {
+		return 0, false, fmt.Errorf("packing bound: %w", err)
+	}
+	removed := map[string]bool{}
+	for _, ev := range w.Events {
+		if ev.Kind == MachineRemove {
+			removed[ev.Node.Name] = true
+		}
+	}
+	stuck := func(p *PodSpec) bool {
+		at := max(p.Arrival, 0)
+		if len(p.After) > 0 || at < cfg.WarmUp || w.End > 0 && at >= w.End {
+			return false
+		}
+		return !(p.Duration > 0 && (w.End == 0 || at+p.Duration <= w.End))
+	}
+	// residuals of the nodes after the warm start, with every warm pod
+	// that is not fixed taken off again
+	var res []Resources
+	var slots []int64
+	slotOf := map[int32]int{} // engine node slot -> res index
+	for i, n := range e.c.nodes {
+		slotOf[int32(i)] = len(res)
+		res = append(res, n.Alloc.Sub(n.Requested))
+		slots = append(slots, int64(n.MaxPods-n.Pods))
+	}
+	largest := largestNode(w)
+	var cpu, mem []int64
+	var never int64
+	for i := range e.pods {
+		p := &e.pods[i]
+		if p.warm {
+			j := slotOf[e.nodes[p.Node].slot]
+			fixed := p.Spec.Priority == High && stuck(p.Spec) && !removed[e.c.nodes[j].Spec.Name]
+			if fixed {
+				continue
+			}
+			res[j] = res[j].Add(p.Spec.Requests)
+			slots[j]++
+		}
+		if !stuck(p.Spec) {
+			continue
+		}
+		if p.Spec.Requests.CPU > largest.CPU || p.Spec.Requests.Mem > largest.Mem {
+			never++
+			continue
+		}
+		cpu = append(cpu, p.Spec.Requests.CPU)
+		mem = append(mem, p.Spec.Requests.Mem)
+	}
+	for _, ev := range w.Events {
+		if ev.Kind == MachineAdd {
+			res = append(res, ev.Node.Allocatable)
+			slots = append(slots, int64(effectiveMaxPods(ev.Node)))
+		}
+	}
+	var totalSlots int64
+	resCPU, resMem := make([]int64, len(res)), make([]int64, len(res))
+	for j := range res {
+		totalSlots += slots[j]
+		resCPU[j], resMem[j] = res[j].CPU, res[j].Mem
+	}
+	kept := min(int64(len(cpu)), totalSlots, packFit(cpu, resCPU), packFit(mem, resMem))
+	pooled, _, err := AdmissionBound(w, cfg)
+	if err != nil {
+		return 0, false, fmt.Errorf("packing bound: %w", err)
+	}
+	return max(pooled, never+int64(len(cpu))-kept), true, nil
+}
+
+// packFit sorts xs and returns the largest k such that the k smallest
+// items meet both conditions of PackingBound in one dimension against the
+// residuals bins: their sum is at most the bins' sum, and for each i < k
+// the k-i items of size at least xs[i] are at most the sum over bins of
+// floor(bin / xs[i]).
+func packFit(xs []int64, bins []int64) int64 {
+	slices.Sort(xs)
+	var budget int64
+	for _, b := range bins {
+		budget += max(b, 0)
+	}
+	// k is feasible while k <= min over i < k of cap(xs[i]) + i, with
+	// cap(t) the items of size t the bins take; zero-size items always fit
+	limit := int64(math.MaxInt64)
+	var sum int64
+	for i, x := range xs {
+		sum += x
+		if sum > budget {
+			return int64(i)
+		}
+		if x > 0 {
+			var c int64
+			for _, b := range bins {
+				if b >= x {
+					c += b / x
+				}
+			}
+			limit = min(limit, c+int64(i))
+		}
+		if int64(i)+1 > limit {
+			return int64(i)
+		}
+	}
+	return int64(len(xs))
 }

@@ -2,6 +2,8 @@ package sim_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/kubesim/kubesim/sched"
@@ -121,5 +123,132 @@ func TestAdmissionBoundHolds(t *testing.T) {
 	}
 	if positive == 0 {
 		t.Error("the bound was 0 on every workload: the test says nothing")
+	}
+}
+
+// TestPackingBoundByHand: two 10-GiB nodes, each running a warm-started
+// 6-GiB service for the whole window, leave holes of 4 GiB. Three 5-GiB
+// services arrive: pooled, 20 GiB hold the two warm ones and one more
+// (admission bound 2 of the five), but no hole takes a 5-GiB pod, so all
+// three are pending (packing bound 3), which first-fit confirms. A warm
+// batch pod that outlasts the window is no fixed pod (a service could
+// preempt it): it is an item, and its node's memory counts as free.
+func TestPackingBoundByHand(t *testing.T) {
+	const gib = 1024
+	n := func(name string) sim.NodeSpec {
+		return sim.NodeSpec{Name: name, Allocatable: sim.Resources{CPU: 8000, Mem: 10 * gib}}
+	}
+	svc := func(name string, at sim.Time, mem int64) sim.PodSpec {
+		return sim.PodSpec{Name: name, Arrival: at, Priority: sim.High, Requests: sim.Resources{CPU: 100, Mem: mem}}
+	}
+	w := &sim.Workload{
+		Nodes: []sim.NodeSpec{n("a"), n("b")},
+		Pods: []sim.PodSpec{
+			svc("warm-a", 0, 6*gib), svc("warm-b", 0, 6*gib),
+			svc("s1", sim.Second, 5*gib), svc("s2", 2*sim.Second, 5*gib), svc("s3", 3*sim.Second, 5*gib),
+		},
+		Initial: []sim.Placement{{Pod: 0, Node: 0}, {Pod: 1, Node: 1}},
+		End:     100 * sim.Second,
+	}
+	cfg := sim.DefaultConfig()
+	pooled, _, err := sim.AdmissionBound(w, cfg)
+	if err != nil || pooled != 2 {
+		t.Fatalf("AdmissionBound = %d, %v; want 2", pooled, err)
+	}
+	got, ok, err := sim.PackingBound(w, cfg)
+	if err != nil || !ok || got != 3 {
+		t.Fatalf("PackingBound = %d, %v, %v; want 3", got, ok, err)
+	}
+	r, err := sim.Run(context.Background(), w, cfg, sched.NewFirstFit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Unschedulable != 3 {
+		t.Errorf("first-fit left %d pending; want 3", r.Unschedulable)
+	}
+
+	// the warm service on b becomes a batch pod that runs past the end: it
+	// is an item beside s1-s3 (5, 5, 5, 6 GiB), b's 10 GiB and a's 4 hold
+	// two of them, so two are pending (pooled: 5+5+5+6+6 > 20, also 2)
+	w.Pods[1].Priority, w.Pods[1].Duration = sim.Low, 500*sim.Second
+	if got, _, _ := sim.PackingBound(w, cfg); got != 2 {
+		t.Errorf("with a warm batch pod: PackingBound = %d, want 2", got)
+	}
+
+	cfg.Autoscaler.Enabled = true
+	if _, ok, err := sim.PackingBound(w, cfg); ok || err != nil {
+		t.Errorf("with the autoscaler: ok %v, err %v; want no bound and no error", ok, err)
+	}
+}
+
+// TestPackingBoundHolds: on saturated random workloads of large services
+// (4-20 GiB on 32-GiB nodes, some warm-started on every node) and small
+// batch pods, no heuristic run without evictions leaves fewer pods pending
+// than the packing bound; the bound is never below the admission bound,
+// and above it on some workload.
+func TestPackingBoundHolds(t *testing.T) {
+	const gib = 1024
+	var tighter, checked int
+	for seed := uint64(1); seed <= 6; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		w := &sim.Workload{End: 600 * sim.Second}
+		for i := range 8 {
+			w.Nodes = append(w.Nodes, sim.NodeSpec{Name: fmt.Sprintf("n%d", i), Allocatable: sim.Resources{CPU: 16000, Mem: 32 * gib}})
+		}
+		for i := range 240 {
+			p := sim.PodSpec{Name: fmt.Sprintf("p%d", i), Arrival: sim.Time(rng.IntN(900)) * sim.Second}
+			if rng.IntN(2) == 0 {
+				p.Priority = sim.High
+				p.Requests = sim.Resources{CPU: int64(250 * (1 + rng.IntN(8))), Mem: int64(4+rng.IntN(17)) * gib}
+			} else {
+				p.Duration = sim.Time(30+rng.IntN(900)) * sim.Second
+				p.Requests = sim.Resources{CPU: int64(250 * (1 + rng.IntN(4))), Mem: int64(1+rng.IntN(8)) * gib}
+			}
+			if i < 24 && p.Priority == sim.High {
+				p.Arrival = 0
+				w.Initial = append(w.Initial, sim.Placement{Pod: int32(i), Node: int32(i % 8)})
+			}
+			w.Pods = append(w.Pods, p)
+		}
+		cfg := sim.DefaultConfig()
+		pooled, _, err := sim.AdmissionBound(w, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound, ok, err := sim.PackingBound(w, cfg)
+		if err != nil || !ok {
+			t.Fatalf("seed %d: %v %v", seed, ok, err)
+		}
+		if bound < pooled {
+			t.Errorf("seed %d: packing bound %d below the admission bound %d", seed, bound, pooled)
+		}
+		if bound > pooled {
+			tighter++
+		}
+		best := int64(-1)
+		for _, name := range sched.Names() {
+			s, err := sched.New(name, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := sim.Run(context.Background(), w, cfg, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Evictions > 0 {
+				continue
+			}
+			checked++
+			if best < 0 || r.Unschedulable < best {
+				best = r.Unschedulable
+			}
+			if r.Unschedulable < bound {
+				t.Errorf("seed %d: %s left %d pods pending, below the packing bound %d", seed, name, r.Unschedulable, bound)
+			}
+		}
+		t.Logf("seed %d: admission bound %d, packing bound %d, best heuristic %d", seed, pooled, bound, best)
+	}
+	if tighter == 0 || checked == 0 {
+		t.Errorf("packing bound above the admission bound on %d workloads, %d runs without evictions: the test says nothing", tighter, checked)
 	}
 }

@@ -123,7 +123,9 @@ func ReplayProgress(ctx context.Context, cases []Case, scheds []Scheduler, done 
 // scheduler, in order, then with bounds its fluid relaxation (row
 // FluidBound) and, when the cluster has a fixed capacity, its admission
 // bound (row AdmissionBound, a Result holding only Unschedulable and the
-// pod counts); done, when not nil, is called after each replay.
+// pod counts): sim.PackingBound when no replay of the case evicted a pod,
+// else the pooled sim.AdmissionBound. done, when not nil, is called after
+// each replay.
 func replayCase(ctx context.Context, c Case, scheds []Scheduler, bounds bool, done func(Row)) ([]Row, error) {
 	w, cfg, err := c.load()
 	if err != nil {
@@ -162,7 +164,15 @@ func replayCase(ctx context.Context, c Case, scheds []Scheduler, bounds bool, do
 		if done != nil {
 			done(row)
 		}
-		bound, ok, err := sim.AdmissionBound(w, cfg)
+		// the per-node bound holds for runs without evictions (a warm
+		// service evicted would free its node); with any, the pooled one
+		boundOf := sim.PackingBound
+		for _, r := range rows[:len(scheds)] {
+			if r.Result.Evictions > 0 {
+				boundOf = sim.AdmissionBound
+			}
+		}
+		bound, ok, err := boundOf(w, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("admission bound of %s (%d nodes, seed %d): %w", c.Workload, c.Nodes, c.Seed, err)
 		}

@@ -24,10 +24,12 @@ type CompareRow struct {
 }
 
 // Side is one side of a comparison: a sweep output (its folder or its
-// cells.csv) and the scheduler whose rows count ("ppo" for the learned
-// policy).
+// cells.csv), the scheduler whose rows count ("ppo" for the learned
+// policy) and, optionally, one grid setting that selects a grid point,
+// "key=value" ("ppo.seed=2"): only rows with that value count, and the key
+// no longer names the cells, so that two points of one sweep pair up.
 type Side struct {
-	Path, Scheduler string
+	Path, Scheduler, Where string
 }
 
 // Compare pairs the rows of two sweep outputs that replayed the same cells
@@ -76,7 +78,7 @@ func Compare(a, b Side, metric string) ([]CompareRow, error) {
 		rows = append(rows, CompareRow{Cell: cell, A: MeanCI(ma), B: MeanCI(mb), D: PairedCI(ma, mb)})
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("compare: no %s rows in %s", a.Scheduler, a.Path)
+		return nil, fmt.Errorf("compare: no rows of %s", a)
 	}
 	rows = append(rows, CompareRow{Cell: "total", A: MeanCI(totA), B: MeanCI(totB), D: PairedCI(totA, totB)})
 	return rows, nil
@@ -97,9 +99,16 @@ func WriteComparison(w io.Writer, a, b Side, metric string, rows []CompareRow) e
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "A = %s in %s, B = %s in %s; mean ± 95%% CI over evaluation seeds, paired (! the interval excludes 0)\n",
-		a.Scheduler, a.Path, b.Scheduler, b.Path)
+	_, err := fmt.Fprintf(w, "A = %s, B = %s; mean ± 95%% CI over evaluation seeds, paired (! the interval excludes 0)\n", a, b)
 	return err
+}
+
+// String names the side as the comparison's footer does.
+func (s Side) String() string {
+	if s.Where != "" {
+		return fmt.Sprintf("%s in %s where %s", s.Scheduler, s.Path, s.Where)
+	}
+	return s.Scheduler + " in " + s.Path
 }
 
 func fmtIv(iv Interval, sign bool) string {
@@ -165,6 +174,13 @@ func readSide(s Side, metric string) (*sideValues, error) {
 	case iMetric < 0:
 		return nil, fmt.Errorf("compare: %s: no column %q", path, metric)
 	}
+	iWhere, want := -1, ""
+	if s.Where != "" {
+		key, value, ok := strings.Cut(s.Where, "=")
+		if iWhere, want = col(key), value; !ok || iWhere < 0 || iWhere >= iSeed {
+			return nil, fmt.Errorf("compare: %s: where %q: want key=value with key a grid setting of its columns %v", path, s.Where, head[:iSeed])
+		}
+	}
 	out := &sideValues{vals: map[string]float64{}, seeds: map[string]map[string][]float64{}}
 	for line := 2; ; line++ {
 		rec, err := r.Read()
@@ -174,16 +190,18 @@ func readSide(s Side, metric string) (*sideValues, error) {
 		if err != nil {
 			return nil, fmt.Errorf("compare: %s: %w", path, err)
 		}
-		if rec[iSched] != s.Scheduler {
+		if rec[iSched] != s.Scheduler || iWhere >= 0 && rec[iWhere] != want {
 			continue
 		}
 		v, err := strconv.ParseFloat(rec[iMetric], 64)
 		if err != nil || math.IsNaN(v) {
 			return nil, fmt.Errorf("compare: %s line %d: %s = %q: not a number", path, line, metric, rec[iMetric])
 		}
-		parts := make([]string, iSeed)
+		parts := make([]string, 0, iSeed)
 		for i := range iSeed {
-			parts[i] = head[i] + "=" + rec[i]
+			if i != iWhere {
+				parts = append(parts, head[i]+"="+rec[i])
+			}
 		}
 		cell := strings.Join(parts, " ")
 		key := cell + "|" + rec[iSeed] + "|" + rec[iWork]
@@ -198,7 +216,7 @@ func readSide(s Side, metric string) (*sideValues, error) {
 		out.seeds[cell][rec[iSeed]] = append(out.seeds[cell][rec[iSeed]], v)
 	}
 	if len(out.cells) == 0 {
-		return nil, fmt.Errorf("compare: %s has no %s rows", path, s.Scheduler)
+		return nil, fmt.Errorf("compare: no rows of %s", s)
 	}
 	return out, nil
 }

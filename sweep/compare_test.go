@@ -39,7 +39,13 @@ func TestCompareByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := Side{Path: dir, Scheduler: "ppo"}, Side{Path: dir, Scheduler: "holes"}
-	rows, err := Compare(a, b, "unschedulable")
+	// two grid points of one output: ppo at 1.5 against ppo at 1.3, per
+	// seed 10-5 and 8-3
+	rows, err := Compare(Side{dir, "ppo", "trace.load_factor=1.5"}, Side{dir, "ppo", "trace.load_factor=1.3"}, "unschedulable")
+	if err != nil || len(rows) != 2 || rows[0].Cell != "nodes=20" || rows[0].D.Mean != 5 || rows[0].D.Half != 0 {
+		t.Fatalf("where: %+v, %v; want one cell nodes=20 and a total, difference 5 ± 0", rows, err)
+	}
+	rows, err = Compare(a, b, "unschedulable")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,11 +94,14 @@ func TestCompareErrors(t *testing.T) {
 		col  string
 		want string
 	}{
-		{Side{short, "ppo"}, Side{full, "ppo"}, "unschedulable", "trace.load_factor=1.5 nodes=20|2|w2"},
-		{Side{full, "ppo"}, Side{short, "ppo"}, "unschedulable", "short.csv has no ppo row"},
-		{Side{full, "ppo"}, Side{full, "holes"}, "frag", `no column "frag"`},
-		{Side{bad, "ppo"}, Side{full, "ppo"}, "unschedulable", "line 16"},
-		{Side{full, "tetris"}, Side{full, "ppo"}, "unschedulable", "no tetris rows"},
+		{Side{short, "ppo", ""}, Side{full, "ppo", ""}, "unschedulable", "trace.load_factor=1.5 nodes=20|2|w2"},
+		{Side{full, "ppo", ""}, Side{short, "ppo", ""}, "unschedulable", "short.csv has no ppo row"},
+		{Side{full, "ppo", ""}, Side{full, "holes", ""}, "frag", `no column "frag"`},
+		{Side{bad, "ppo", ""}, Side{full, "ppo", ""}, "unschedulable", "line 16"},
+		{Side{full, "tetris", ""}, Side{full, "ppo", ""}, "unschedulable", "no rows of tetris in"},
+		{Side{full, "ppo", "nodes"}, Side{full, "ppo", ""}, "unschedulable", `where "nodes"`},
+		{Side{full, "ppo", "seed=1"}, Side{full, "ppo", ""}, "unschedulable", `where "seed=1"`},
+		{Side{full, "ppo", "nodes=20"}, Side{full, "ppo", ""}, "unschedulable", "has no ppo row"},
 	} {
 		_, err := Compare(c.a, c.b, c.col)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -7,7 +7,7 @@ import (
 )
 
 func newSweepCompareCmd() *cobra.Command {
-	var sched, against, metric string
+	var sched, against, metric, whereA, whereB string
 	cmd := &cobra.Command{
 		Use:   "compare A B",
 		Short: "Paired difference of a metric between two sweep outputs that replayed the same cells",
@@ -16,7 +16,9 @@ points, sizes, evaluation seeds and workloads, and prints, per cell and in total
 --metric for --scheduler in A and --against in B (default: the same scheduler) with the paired
 difference A - B and its 95% interval over evaluation seeds. It is the validation rule's margin
 (docs/ppo.md): a candidate checkpoint replaces the shipped one only when the total difference
-excludes zero. A can equal B to compare two schedulers of one sweep.`,
+excludes zero. A can equal B to compare two schedulers of one sweep, or, with --where-a and
+--where-b (key=value of a grid setting, such as eval.checkpoint=... or ppo.seed=2), two of its grid
+points.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("give two sweep outputs, A and B (%d given)", len(args))
@@ -27,7 +29,8 @@ excludes zero. A can equal B to compare two schedulers of one sweep.`,
 			if against == "" {
 				against = sched
 			}
-			a, b := sweep.Side{Path: args[0], Scheduler: sched}, sweep.Side{Path: args[1], Scheduler: against}
+			a := sweep.Side{Path: args[0], Scheduler: sched, Where: whereA}
+			b := sweep.Side{Path: args[1], Scheduler: against, Where: whereB}
 			rows, err := sweep.Compare(a, b, metric)
 			if err != nil {
 				return err
@@ -39,5 +42,7 @@ excludes zero. A can equal B to compare two schedulers of one sweep.`,
 	fl.StringVar(&sched, "scheduler", "ppo", "scheduler whose rows of A count")
 	fl.StringVar(&against, "against", "", "scheduler whose rows of B count (default --scheduler)")
 	fl.StringVar(&metric, "metric", "unschedulable", "a column of cells.csv")
+	fl.StringVar(&whereA, "where-a", "", "key=value: only A's rows of that grid point")
+	fl.StringVar(&whereB, "where-b", "", "key=value: only B's rows of that grid point")
 	return cmd
 }

@@ -107,15 +107,7 @@ func TestAdmissionBoundHolds(t *testing.T) {
 		if bound > 0 {
 			positive++
 		}
-		for _, name := range sched.Names() {
-			s, err := sched.New(name, seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := sim.Run(context.Background(), w, cfg, s)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for name, r := range runEvery(t, w, cfg, seed) {
 			if r.Unschedulable < bound {
 				t.Errorf("seed %d: %s left %d pods pending, below the bound %d", seed, name, r.Unschedulable, bound)
 			}
@@ -226,15 +218,7 @@ func TestPackingBoundHolds(t *testing.T) {
 			tighter++
 		}
 		best := int64(-1)
-		for _, name := range sched.Names() {
-			s, err := sched.New(name, seed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := sim.Run(context.Background(), w, cfg, s)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for name, r := range runEvery(t, w, cfg, seed) {
 			if r.Evictions > 0 {
 				continue
 			}
@@ -251,4 +235,23 @@ func TestPackingBoundHolds(t *testing.T) {
 	if tighter == 0 || checked == 0 {
 		t.Errorf("packing bound above the admission bound on %d workloads, %d runs without evictions: the test says nothing", tighter, checked)
 	}
+}
+
+// runEvery replays w under every heuristic of package sched, seeded with
+// seed, and returns the results by scheduler name.
+func runEvery(t *testing.T, w *sim.Workload, cfg sim.Config, seed uint64) map[string]*sim.Result {
+	t.Helper()
+	out := map[string]*sim.Result{}
+	for _, name := range sched.Names() {
+		s, err := sched.New(name, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sim.Run(context.Background(), w, cfg, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = r
+	}
+	return out
 }

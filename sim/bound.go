@@ -51,23 +51,33 @@ func AdmissionBound(w *Workload, cfg Config) (bound int64, ok bool, err error) {
 	var never int64
 	for i := range w.Pods {
 		p := &w.Pods[i]
-		at := max(p.Arrival, 0)
-		if len(p.After) > 0 || at < cfg.WarmUp || w.End > 0 && at >= w.End {
-			continue
-		}
-		if p.Requests.CPU > largest.CPU || p.Requests.Mem > largest.Mem {
+		switch {
+		case !measured(w, cfg, p):
+		case p.Requests.CPU > largest.CPU || p.Requests.Mem > largest.Mem:
 			never++
-			continue
+		case stuck(w, cfg, p):
+			cpu = append(cpu, p.Requests.CPU)
+			mem = append(mem, p.Requests.Mem)
 		}
-		finite := p.Duration > 0 && (w.End == 0 || at+p.Duration <= w.End)
-		if finite {
-			continue
-		}
-		cpu = append(cpu, p.Requests.CPU)
-		mem = append(mem, p.Requests.Mem)
 	}
 	kept := min(int64(len(cpu)), slots, prefixFit(cpu, capacity.CPU), prefixFit(mem, capacity.Mem))
 	return never + int64(len(cpu)) - kept, true, nil
+}
+
+// measured reports whether pod p certainly arrives and counts in the
+// metrics: no dependencies (its arrival is its trace arrival, a warm pod's
+// the start), at or after cfg.WarmUp and before w.End.
+func measured(w *Workload, cfg Config, p *PodSpec) bool {
+	at := max(p.Arrival, 0)
+	return len(p.After) == 0 && at >= cfg.WarmUp && (w.End == 0 || at < w.End)
+}
+
+// stuck reports whether p is measured and cannot have finished by the end:
+// it runs until the end (Duration 0), or its arrival plus its duration
+// passes w.End; without an end, only long-running pods.
+func stuck(w *Workload, cfg Config, p *PodSpec) bool {
+	at := max(p.Arrival, 0)
+	return measured(w, cfg, p) && !(p.Duration > 0 && (w.End == 0 || at+p.Duration <= w.End))
 }
 
 // prefixFit sorts xs and returns how many of the smallest fit together in
@@ -142,20 +152,12 @@ func PackingBound(w *Workload, cfg Config) (bound int64, ok bool, err error) {
 			removed[ev.Node.Name] = true
 		}
 	}
-	stuck := func(p *PodSpec) bool {
-		at := max(p.Arrival, 0)
-		if len(p.After) > 0 || at < cfg.WarmUp || w.End > 0 && at >= w.End {
-			return false
-		}
-		return !(p.Duration > 0 && (w.End == 0 || at+p.Duration <= w.End))
-	}
-	// residuals of the nodes after the warm start, with every warm pod
-	// that is not fixed taken off again
+	// the residuals of the nodes after the warm start (node slots are
+	// still in workload order), with every warm pod that is not fixed
+	// taken off again
 	var res []Resources
 	var slots []int64
-	slotOf := map[int32]int{} // engine node slot -> res index
-	for i, n := range e.c.nodes {
-		slotOf[int32(i)] = len(res)
+	for _, n := range e.c.nodes {
 		res = append(res, n.Alloc.Sub(n.Requested))
 		slots = append(slots, int64(n.MaxPods-n.Pods))
 	}
@@ -165,23 +167,21 @@ func PackingBound(w *Workload, cfg Config) (bound int64, ok bool, err error) {
 	for i := range e.pods {
 		p := &e.pods[i]
 		if p.warm {
-			j := slotOf[e.nodes[p.Node].slot]
-			fixed := p.Spec.Priority == High && stuck(p.Spec) && !removed[e.c.nodes[j].Spec.Name]
-			if fixed {
-				continue
+			j := e.nodes[p.Node].slot
+			if p.Spec.Priority == High && stuck(w, cfg, p.Spec) && !removed[e.c.nodes[j].Spec.Name] {
+				continue // fixed: it holds its node's capacity to the end
 			}
 			res[j] = res[j].Add(p.Spec.Requests)
 			slots[j]++
 		}
-		if !stuck(p.Spec) {
-			continue
-		}
-		if p.Spec.Requests.CPU > largest.CPU || p.Spec.Requests.Mem > largest.Mem {
+		switch {
+		case !measured(w, cfg, p.Spec):
+		case p.Spec.Requests.CPU > largest.CPU || p.Spec.Requests.Mem > largest.Mem:
 			never++
-			continue
+		case stuck(w, cfg, p.Spec):
+			cpu = append(cpu, p.Spec.Requests.CPU)
+			mem = append(mem, p.Spec.Requests.Mem)
 		}
-		cpu = append(cpu, p.Spec.Requests.CPU)
-		mem = append(mem, p.Spec.Requests.Mem)
 	}
 	for _, ev := range w.Events {
 		if ev.Kind == MachineAdd {

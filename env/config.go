@@ -90,6 +90,14 @@ type Reward struct {
 	// WaitHigh is the weight of one high-priority pod (sim.High and above)
 	// in P_wait and P_unplaced; a low-priority pod weighs 1.
 	WaitHigh float64 `yaml:"wait_high" json:"wait_high"`
+	// Paired subtracts a per-workload baseline from P_wait and P_unplaced:
+	// the prior heuristic (Prior.Heuristic) replays each episode's workload
+	// under the episode's simulator seed, and every step adds back, with
+	// the same weights, the waiting cost that replay accrued over the same
+	// simulated interval, and on termination its pods left pending
+	// (Info.PairedWait, Info.PairedUnplaced). A policy that decides as the
+	// heuristic then earns exactly 0 from these two terms. Needs a prior.
+	Paired bool `yaml:"paired" json:"paired"`
 }
 
 // Reference is the node size that pod requests and node sizes are
@@ -230,6 +238,9 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Prior.validate(); err != nil {
 		return err
+	}
+	if c.Reward.Paired && c.Prior.Heuristic == "" {
+		return bad("reward.paired", true, "needs prior.heuristic, the heuristic whose replay is the baseline")
 	}
 	if err := c.Workload.Validate(); err != nil {
 		return fmt.Errorf("%w: workload: %w", ErrConfig, err)

@@ -141,6 +141,13 @@
 //     sim.Result counts as Unschedulable (pods evicted and not placed again
 //     included; warm-up pods included too). 0 on every other step and on
 //     truncation, where PPO bootstraps from the value instead.
+//   - With reward.paired, both are paired against the prior heuristic's
+//     replay of the same workload under the same simulator seed: each step
+//     adds back (with w5) the replay's waiting cost over the same simulated
+//     interval and, on termination, (with w6) the replay's pods left
+//     pending (Info.PairedWait, PairedUnplaced). A policy that decides as
+//     the heuristic earns 0 from the two terms; the workload's own
+//     difficulty, which no action changes, cancels out of the return.
 //
 // # Units
 //

@@ -46,6 +46,11 @@ type Info struct {
 	// pods left pending, a high-priority pod weighing Reward.WaitHigh; 0 on
 	// every other step, and on truncation.
 	Unplaced float64
+	// PairedWait and PairedUnplaced are, with Reward.Paired, the prior
+	// heuristic's replay's P_wait over the same simulated interval and, on
+	// the terminating step, its P_unplaced at its end; the reward adds them
+	// back with the weights of P_wait and P_unplaced. 0 without Paired.
+	PairedWait, PairedUnplaced float64
 	// Violations, Evictions and Preemptions count what happened from the
 	// decision to the returned observation: SLA violations that started
 	// (throttling or eviction of a high-priority pod), pods evicted by memory
@@ -88,6 +93,9 @@ type Env struct {
 	over    bool // terminated or truncated
 	term    bool
 	trunc   bool
+
+	paired  *pairedRun // Reward.Paired's replay of the episode's workload
+	simSeed uint64     // the episode's simulator seed (the replay's too)
 
 	afterDecide func(clusterStats) // test hook: the stats Step derived right after Decide
 }
@@ -146,13 +154,21 @@ func (e *Env) start() (Obs, Info, error) {
 		if size == 0 {
 			size = n
 		}
-		eng, err := sim.New(w, e.cfg.WorkloadConfig(w, size, e.rng.Uint64()))
+		seed := e.rng.Uint64()
+		cfg := e.cfg.WorkloadConfig(w, size, seed)
+		eng, err := sim.New(w, cfg)
 		if err != nil {
 			return Obs{}, Info{}, fmt.Errorf("env: new episode of %d nodes: %w", n, err)
 		}
 		p, ok := e.next(eng)
 		if !ok {
 			continue // nothing to decide in this episode
+		}
+		e.paired, e.simSeed = nil, seed
+		if e.cfg.Reward.Paired {
+			if e.paired, err = replayPaired(w, cfg, e.cfg.Prior.Heuristic, seed, e.cfg.Reward.WaitHigh); err != nil {
+				return Obs{}, Info{}, fmt.Errorf("env: new episode of %d nodes: %w", n, err)
+			}
 		}
 		e.eng, e.typical, e.nodes = eng, eng.Typical(), len(w.Nodes)
 		e.steps, e.ret, e.over = 0, 0, false
@@ -198,6 +214,7 @@ func (e *Env) Step(action int) (obs Obs, reward float64, terminated, truncated b
 	w := &e.cfg.Reward
 	stdBefore := e.enc.std // of the cluster as observed, which is the cluster now
 
+	from := e.eng.Now()
 	info.Outcome = e.eng.Decide(d)
 
 	if w.BalanceForm == Delta {
@@ -251,10 +268,16 @@ func (e *Env) Step(action int) (obs Obs, reward float64, terminated, truncated b
 		info.Unplaced = unplacedCost(e.eng.Pending(), e.eng.PendingHigh(), w.WaitHigh)
 	}
 	info.Time, info.Steps = e.eng.Now(), e.steps
+	if e.paired != nil {
+		info.PairedWait = e.paired.costAt(info.Time) - e.paired.costAt(from)
+		if e.term {
+			info.PairedUnplaced = e.paired.unplaced
+		}
+	}
 
 	reward = w.Balance*info.Balance + w.Fragment*info.Fragment -
 		w.Violation*info.Violation - w.Failure*info.Failure - w.Pending*info.Pending -
-		w.Wait*info.Wait - w.Unplaced*info.Unplaced
+		w.Wait*(info.Wait-info.PairedWait) - w.Unplaced*(info.Unplaced-info.PairedUnplaced)
 	e.ret += reward
 	if e.term || e.trunc {
 		e.over = true

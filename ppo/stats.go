@@ -32,6 +32,7 @@ func (w *window) mean() float64 {
 type rewardTerms struct {
 	balance, fragment, violation, failure, pending float64
 	wait, unplaced                                 float64
+	pairedWait, pairedUnplaced                     float64 // reward.paired's baseline terms
 }
 
 func (r *rewardTerms) add(in *env.Info) {
@@ -42,6 +43,8 @@ func (r *rewardTerms) add(in *env.Info) {
 	r.pending += in.Pending
 	r.wait += in.Wait
 	r.unplaced += in.Unplaced
+	r.pairedWait += in.PairedWait
+	r.pairedUnplaced += in.PairedUnplaced
 }
 
 func (r *rewardTerms) record(l *Logger, n int) {
@@ -53,6 +56,8 @@ func (r *rewardTerms) record(l *Logger, n int) {
 	l.Record("reward/pending_mean", r.pending/k)
 	l.Record("reward/wait_mean", r.wait/k)
 	l.Record("reward/unplaced_mean", r.unplaced/k)
+	l.Record("reward/paired_wait_mean", r.pairedWait/k)
+	l.Record("reward/paired_unplaced_mean", r.pairedUnplaced/k)
 }
 
 // trainStats averages TrainStats over an update's minibatches, as SB3 logs

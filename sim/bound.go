@@ -53,7 +53,7 @@ func AdmissionBound(w *Workload, cfg Config) (bound int64, ok bool, err error) {
 		p := &w.Pods[i]
 		switch {
 		case !measured(w, cfg, p):
-		case p.Requests.CPU > largest.CPU || p.Requests.Mem > largest.Mem:
+		case !p.Requests.Fits(largest):
 			never++
 		case stuck(w, cfg, p):
 			cpu = append(cpu, p.Requests.CPU)
@@ -176,7 +176,7 @@ func PackingBound(w *Workload, cfg Config) (bound int64, ok bool, err error) {
 		}
 		switch {
 		case !measured(w, cfg, p.Spec):
-		case p.Spec.Requests.CPU > largest.CPU || p.Spec.Requests.Mem > largest.Mem:
+		case !p.Spec.Requests.Fits(largest):
 			never++
 		case stuck(w, cfg, p.Spec):
 			cpu = append(cpu, p.Spec.Requests.CPU)

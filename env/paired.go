@@ -54,15 +54,10 @@ func replayPaired(w *sim.Workload, cfg sim.Config, heuristic string, seed uint64
 }
 
 // costAt is the waiting cost the replay had accrued at its last recorded
-// point at or before t (0 before the first).
+// point at or before t (0 before the first). Times are whole milliseconds,
+// so the points at or before t are those before t+1.
 func (r *pairedRun) costAt(t sim.Time) float64 {
-	i, found := slices.BinarySearch(r.at, t)
-	if found {
-		for i+1 < len(r.at) && r.at[i+1] == t {
-			i++
-		}
-		return r.cost[i]
-	}
+	i, _ := slices.BinarySearch(r.at, t+1)
 	if i == 0 {
 		return 0
 	}

@@ -48,23 +48,17 @@ func Compare(a, b Side, metric string) ([]CompareRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	for k := range vb.vals {
-		if _, ok := va.vals[k]; !ok {
-			return nil, fmt.Errorf("compare: %s has no %s row for %s (%s)", a.Path, a.Scheduler, k, b.Path)
-		}
+	// with the same rows on both sides, every cell has the same seeds on both
+	if err := missing(a, va, b, vb); err != nil {
+		return nil, err
 	}
-	for k := range va.vals {
-		if _, ok := vb.vals[k]; !ok {
-			return nil, fmt.Errorf("compare: %s has no %s row for %s (%s)", b.Path, b.Scheduler, k, a.Path)
-		}
+	if err := missing(b, vb, a, va); err != nil {
+		return nil, err
 	}
 	var rows []CompareRow
 	var totA, totB []float64
 	for _, cell := range va.cells {
 		ma, mb := va.perSeed(cell), vb.perSeed(cell)
-		if len(ma) != len(mb) {
-			return nil, fmt.Errorf("compare: cell %s has %d evaluation seeds in %s and %d in %s", cell, len(ma), a.Path, len(mb), b.Path)
-		}
 		if totA == nil {
 			totA, totB = make([]float64, len(ma)), make([]float64, len(mb))
 		}
@@ -82,6 +76,17 @@ func Compare(a, b Side, metric string) ([]CompareRow, error) {
 	}
 	rows = append(rows, CompareRow{Cell: "total", A: MeanCI(totA), B: MeanCI(totB), D: PairedCI(totA, totB)})
 	return rows, nil
+}
+
+// missing reports a row that other has (want) and side lacks (have),
+// naming both files.
+func missing(side Side, have *sideValues, other Side, want *sideValues) error {
+	for k := range want.vals {
+		if _, ok := have.vals[k]; !ok {
+			return fmt.Errorf("compare: %s has no %s row for %s (%s)", side.Path, side.Scheduler, k, other.Path)
+		}
+	}
+	return nil
 }
 
 // WriteComparison prints rows as an aligned table, marking with ! a

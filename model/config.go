@@ -23,6 +23,11 @@ type Config struct {
 	Hidden       int     `json:"hidden"`        // H, embedding width
 	Rounds       int     `json:"rounds"`        // L, message-passing rounds
 	LogitClip    float64 `json:"logit_clip"`    // C in C*tanh(q.k/sqrt(H))
+	// PendingClip is Pending's C (0: LogitClip): with Prior, how far the
+	// correction can move Pending's logit. Part of the architecture;
+	// absent (0) in checkpoints from before it existed, which clip Pending
+	// at LogitClip as they did.
+	PendingClip float64 `json:"pending_clip,omitempty"`
 	// Float64 selects float64 weights and graphs: slower, for gradient
 	// checks. The default is float32.
 	Float64 bool   `json:"float64"`
@@ -90,8 +95,17 @@ func (c Config) encoder() gnn.Config {
 	return gnn.Config{NodeFeatures: c.NodeFeatures, PodFeatures: c.PodFeatures, Hidden: c.Hidden, Rounds: c.Rounds, Float64: c.Float64}
 }
 
+// pendingClip is Pending's C with the default resolved, so that 0 and an
+// explicit LogitClip compare equal.
+func (c Config) pendingClip() float64 {
+	if c.PendingClip == 0 {
+		return c.LogitClip
+	}
+	return c.PendingClip
+}
+
 func (c Config) decoder() pointer.Config {
-	return pointer.Config{Hidden: c.Hidden, LogitClip: c.LogitClip, Float64: c.Float64}
+	return pointer.Config{Hidden: c.Hidden, LogitClip: c.LogitClip, PendingClip: c.PendingClip, Float64: c.Float64}
 }
 
 // sameArchitecture reports the first architecture field where c and o
@@ -108,6 +122,7 @@ func (c Config) sameArchitecture(o Config) error {
 		{"hidden", c.Hidden, o.Hidden},
 		{"rounds", c.Rounds, o.Rounds},
 		{"logit_clip", c.LogitClip, o.LogitClip},
+		{"pending_clip", c.pendingClip(), o.pendingClip()},
 		{"float64", c.Float64, o.Float64},
 		{"prior", c.Prior, o.Prior},
 	} {

@@ -32,20 +32,23 @@ func TestHostForwardMatchesGraph(t *testing.T) {
 		b, n, k int
 		tol     float64
 		prior   bool
+		pclip   float64 // Config.PendingClip
 	}{
-		{"float64 B=3 N=7", true, 3, 7, 2, 1e-9, false},
-		{"float64 B=5 N=20 many domains", true, 5, 20, 12, 1e-9, false},
+		{"float64 B=3 N=7", true, 3, 7, 2, 1e-9, false, 0},
+		{"float64 B=5 N=20 many domains", true, 5, 20, 12, 1e-9, false, 0},
 		// float32 checks rounding only (the float64 cases check the maths):
 		// the centred node score is a difference of two float32 dot
 		// products of similar size, which the graph and the host round in
 		// different orders, so logits of size C = 10 agree to a few 1e-6.
-		{"float32 B=4 N=9", false, 4, 9, 3, 3e-5, false},
-		{"float64 B=3 N=7 prior", true, 3, 7, 2, 1e-9, true},
-		{"float32 B=4 N=9 prior", false, 4, 9, 3, 3e-5, true},
+		{"float32 B=4 N=9", false, 4, 9, 3, 3e-5, false, 0},
+		{"float64 B=3 N=7 prior", true, 3, 7, 2, 1e-9, true, 0},
+		{"float32 B=4 N=9 prior", false, 4, 9, 3, 3e-5, true, 0},
+		{"float64 B=3 N=7 prior pending clip", true, 3, 7, 2, 1e-9, true, 25},
+		{"float32 B=4 N=9 prior pending clip", false, 4, 9, 3, 3e-5, true, 25},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(tc.f64)
-			cfg.Prior = tc.prior
+			cfg.Prior, cfg.PendingClip = tc.prior, tc.pclip
 			p, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)

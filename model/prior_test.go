@@ -368,3 +368,40 @@ func TestPriorInputErrors(t *testing.T) {
 		t.Errorf("infinite prior: error %v", err)
 	}
 }
+
+// PendingClip survives a checkpoint round trip, is absent from the header
+// when 0, and Restore refuses a checkpoint whose Pending clip differs; 0 and
+// an explicit PendingClip equal to LogitClip are the same architecture.
+func TestCheckpointPendingClip(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(false)
+	cfg.Prior, cfg.LogitClip, cfg.PendingClip = true, 3, 15
+	path := filepath.Join(dir, "pclip.ckpt")
+	if err := mustNew(t, cfg).Save(path, nil); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := q.Config(); c.PendingClip != 15 || c.LogitClip != 3 {
+		t.Errorf("loaded clips %v / %v, want 3 / 15", c.LogitClip, c.PendingClip)
+	}
+	same := cfg
+	same.PendingClip = 0
+	plain := mustNew(t, same)
+	if err := plain.Restore(path); err == nil || !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "pending_clip is 15 in the checkpoint, 3 in the policy") {
+		t.Errorf("Restore of a pending-clip checkpoint into a policy without: error %v", err)
+	}
+	plainPath := filepath.Join(dir, "plain.ckpt")
+	if err := plain.Save(plainPath, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := os.ReadFile(plainPath); strings.Contains(string(d), "pending_clip") {
+		t.Error("a policy without a pending clip writes the field")
+	}
+	same.PendingClip = 3
+	if err := mustNew(t, same).Restore(plainPath); err != nil {
+		t.Errorf("PendingClip = LogitClip against 0: %v", err)
+	}
+}

@@ -70,6 +70,12 @@ type Config struct {
 	// model's default, model.DefaultLogitClip). With Prior it is how far the
 	// learned correction can move a node's logit from the heuristic's.
 	LogitClip float64 `yaml:"logit_clip" json:"logit_clip,omitempty"`
+	// PendingClip bounds Pending's score alone (0: LogitClip). With Prior
+	// and the prior's Pending logit far below the best node's (prior.pending),
+	// a correction bounded by LogitClip can never make Pending likely; a
+	// wider PendingClip lets the policy learn to defer a pod that fits while
+	// its node corrections stay bounded.
+	PendingClip float64 `yaml:"pending_clip" json:"pending_clip,omitempty"`
 	// ZeroInit starts the policy's learned correction at exactly zero
 	// (model.Config.ZeroInit): with Prior, the first policy is the prior's
 	// softmax.
@@ -176,6 +182,8 @@ func (c *Config) Validate() error {
 		return bad("rounds", c.Rounds, "must be in [0, 64]")
 	case !(c.LogitClip >= 0 && c.LogitClip <= 100):
 		return bad("logit_clip", c.LogitClip, "must be 0 (the model's default) or in (0, 100]")
+	case !(c.PendingClip >= 0 && c.PendingClip <= 100):
+		return bad("pending_clip", c.PendingClip, "must be 0 (logit_clip) or in (0, 100]")
 	case c.BCSteps < 0:
 		return bad("bc_steps", c.BCSteps, "must be 0 (no behaviour cloning) or positive")
 	case c.BCSteps > 0 && c.BCEpochs < 1:

@@ -156,11 +156,12 @@ func TestPriorParityAtStart(t *testing.T) {
 }
 
 // TestLogitClipReachesThePolicy: ppo.logit_clip bounds the policy's scores
-// (0 keeps the model's default), and a checkpoint keeps it.
+// (0 keeps the model's default), ppo.pending_clip Pending's (here 4 times
+// logit_clip), and a checkpoint keeps both.
 func TestLogitClipReachesThePolicy(t *testing.T) {
 	for clip, want := range map[float64]float64{0: model.DefaultLogitClip, 3: 3} {
 		cfg := smallConfig(256)
-		cfg.LogitClip = clip
+		cfg.LogitClip, cfg.PendingClip = clip, 4*want
 		dir := t.TempDir()
 		if _, err := trainToy(t, cfg, toyOpts(dir)); err != nil {
 			t.Fatal(err)
@@ -171,6 +172,9 @@ func TestLogitClipReachesThePolicy(t *testing.T) {
 		}
 		if got := pol.Config().LogitClip; got != want {
 			t.Errorf("ppo.logit_clip %v: the checkpoint's policy clips at %v, want %v", clip, got, want)
+		}
+		if got := pol.Config().PendingClip; got != 4*want {
+			t.Errorf("ppo.pending_clip %v: the checkpoint's policy clips Pending at %v", 4*want, got)
 		}
 	}
 }

@@ -147,6 +147,7 @@ func (t *Trainer) modelConfig() model.Config {
 		Hidden:       t.cfg.Hidden,
 		Rounds:       t.cfg.Rounds,
 		LogitClip:    t.cfg.LogitClip,
+		PendingClip:  t.cfg.PendingClip,
 		Seed:         t.cfg.Seed,
 		Prior:        t.cfg.Prior,
 		ZeroInit:     t.cfg.ZeroInit,

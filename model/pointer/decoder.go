@@ -17,7 +17,20 @@ const MaskedLogit = -1e9
 type Config struct {
 	Hidden    int     // H, width of the node and pod embeddings
 	LogitClip float64 // C in C*tanh(score/sqrt(H)); > 0
-	Float64   bool    // float64 weights (else float32)
+	// PendingClip is Pending's own C (0: LogitClip). With a prior it is how
+	// far the learned correction can move Pending's logit, so that a policy
+	// can learn to defer a pod that fits while its node corrections stay
+	// bounded by LogitClip.
+	PendingClip float64
+	Float64     bool // float64 weights (else float32)
+}
+
+// pendingClip returns Pending's C: PendingClip, or LogitClip when it is 0.
+func (c Config) pendingClip() float64 {
+	if c.PendingClip == 0 {
+		return c.LogitClip
+	}
+	return c.PendingClip
 }
 
 // Validate reports the first invalid field.
@@ -27,6 +40,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("pointer: Hidden %d, want >= 1", c.Hidden)
 	case !(c.LogitClip > 0) || math.IsInf(c.LogitClip, 0):
 		return fmt.Errorf("pointer: LogitClip %v, want a finite value > 0", c.LogitClip)
+	case !(c.PendingClip >= 0) || math.IsInf(c.PendingClip, 0):
+		return fmt.Errorf("pointer: PendingClip %v, want 0 (LogitClip) or a finite value > 0", c.PendingClip)
 	}
 	return nil
 }
@@ -106,9 +121,9 @@ func (d *Decoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 	}
 	l := in.Layout
 	h := d.cfg.Hidden
-	scale, clip := G.NewConstant(1/math.Sqrt(float64(h))), G.NewConstant(d.cfg.LogitClip)
+	scale, clip, pclip := G.NewConstant(1/math.Sqrt(float64(h))), G.NewConstant(d.cfg.LogitClip), G.NewConstant(d.cfg.pendingClip())
 	if !d.cfg.Float64 {
-		scale, clip = G.NewConstant(float32(1/math.Sqrt(float64(h)))), G.NewConstant(float32(d.cfg.LogitClip))
+		scale, clip, pclip = G.NewConstant(float32(1/math.Sqrt(float64(h)))), G.NewConstant(float32(d.cfg.LogitClip)), G.NewConstant(float32(d.cfg.pendingClip()))
 	}
 
 	gm := must(nn.PoolRows(in.H, l, true))
@@ -121,8 +136,7 @@ func (d *Decoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 	centre := must(G.Reshape(must(G.Sum(must(G.HadamardProd(qk, gm)), 1)), []int{l.B, 1}))
 	nodeScore := must(G.BroadcastSub(must(nn.RowDots(in.H, qk, l)), centre, nil, []byte{1}))
 	pendScore := must(G.Mul(q, pending))
-	score := must(nn.CatCols(false, nodeScore, pendScore))
-	logit := must(G.HadamardProd(must(G.Tanh(score)), clip))
+	logit := must(nn.CatCols(false, must(G.HadamardProd(must(G.Tanh(nodeScore)), clip)), must(G.HadamardProd(must(G.Tanh(pendScore)), pclip))))
 	out.LogP = must(G.LogSoftMax(must(G.Add(logit, in.Mask)), 1))
 
 	hv := must(nn.Rectify(must(G.Mul(ctx, v1))))
@@ -165,7 +179,7 @@ func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, m
 	nn.Gemm(b, hd, hd, ws.q, nn.Data[T](d.Key.Value), ws.qk, false)
 	nn.RowDot(l, ws.ns, h, ws.qk, hd)
 	pend := nn.Data[T](d.Pending.Value)
-	c := d.cfg.LogitClip
+	c, pc := d.cfg.LogitClip, d.cfg.pendingClip()
 	for s := range b {
 		q := ws.q[s*hd : (s+1)*hd]
 		var ps T
@@ -185,7 +199,7 @@ func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, m
 		for i := range n {
 			row[i] = c * math.Tanh(float64(ws.ns[s*n+i])-centre)
 		}
-		row[n] = c * math.Tanh(float64(ps))
+		row[n] = pc * math.Tanh(float64(ps))
 		for i, ok := range mask[s*(n+1) : (s+1)*(n+1)] {
 			if !ok {
 				row[i] += MaskedLogit

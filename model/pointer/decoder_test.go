@@ -18,6 +18,9 @@ func TestConfigValidate(t *testing.T) {
 		{"no hidden", Config{LogitClip: 10}, false},
 		{"zero clip", Config{Hidden: 4}, false},
 		{"infinite clip", Config{Hidden: 4, LogitClip: math.Inf(1)}, false},
+		{"pending clip", Config{Hidden: 4, LogitClip: 3, PendingClip: 15}, true},
+		{"negative pending clip", Config{Hidden: 4, LogitClip: 3, PendingClip: -1}, false},
+		{"NaN pending clip", Config{Hidden: 4, LogitClip: 3, PendingClip: math.NaN()}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.cfg.Validate(); (err == nil) != tc.ok {
@@ -85,6 +88,35 @@ func TestForwardPrior(t *testing.T) {
 	if math.Exp(logp[0]) != 0 {
 		t.Errorf("masked node: probability %v, want 0", math.Exp(logp[0]))
 	}
+	for i, want := range []float64{a - lse, b - lse} {
+		if got := logp[i+1]; math.Abs(got-want) > 1e-12 {
+			t.Errorf("logp[%d] = %v, want %v", i+1, got, want)
+		}
+	}
+}
+
+// PendingClip scales Pending's logit alone: the known answer above with C =
+// 2 for the nodes and 20 for Pending, prior (NaN, 0, -10) as a heuristic's
+// prior that puts Pending 10 logits below the best node. Pending's logit is
+// 20 tanh(0.3) - 10 = -4.17, node 1's 2 tanh(0.75) = 1.27; with Pending at
+// C = 2 it could not get above -10 + 2 = -8.
+func TestForwardPendingClip(t *testing.T) {
+	d, err := New(Config{Hidden: 1, LogitClip: 2, PendingClip: 20, Float64: true}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(nn.Data[float64](d.Query.Value), []float64{2, 0, 0})
+	copy(nn.Data[float64](d.Key.Value), []float64{0.5})
+	copy(nn.Data[float64](d.Pending.Value), []float64{0.1})
+	var l nn.Layout
+	if err := l.Set(1, 2, []bool{true, true}, []int32{-1, -1}); err != nil {
+		t.Fatal(err)
+	}
+	logp, value := make([]float64, 3), make([]float64, 1)
+	var ws Workspace[float64]
+	Forward(d, &ws, &l, []float64{1, 2}, []float64{0}, []bool{false, true, true}, []float64{math.NaN(), 0, -10}, logp, value)
+	a, b := 2*math.Tanh(0.75), 20*math.Tanh(0.3)-10
+	lse := math.Log(math.Exp(a) + math.Exp(b))
 	for i, want := range []float64{a - lse, b - lse} {
 		if got := logp[i+1]; math.Abs(got-want) > 1e-12 {
 			t.Errorf("logp[%d] = %v, want %v", i+1, got, want)

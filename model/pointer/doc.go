@@ -4,7 +4,7 @@
 //	ctx      = [mean_valid(h), p, 1]              (B, 2H+1)
 //	q        = ctx Q                              (B, H)
 //	score[i] = q . (K h[i])  for node i;  score[N] = q . k_pending
-//	logit    = C tanh(score / sqrt(H))            (C = LogitClip, 10)
+//	logit    = C tanh(score / sqrt(H))            (C = LogitClip, 10; Pending: PendingClip)
 //	logp     = log_softmax(logit + mask)          (mask: 0 allowed, -1e9 not)
 //	value    = [relu(ctx V1), 1] V2
 //

@@ -158,6 +158,10 @@ func TestPackingBoundByHand(t *testing.T) {
 	if r.Unschedulable != 3 {
 		t.Errorf("first-fit left %d pending; want 3", r.Unschedulable)
 	}
+	// s1-s3 find 4 GiB free on each node: 3 x 5 GiB left pending
+	if r.UnschedulableMemGiB != 15 {
+		t.Errorf("first-fit left %v GiB pending; want 15", r.UnschedulableMemGiB)
+	}
 
 	// the warm service on b becomes a batch pod that runs past the end: it
 	// is an item beside s1-s3 (5, 5, 5, 6 GiB), b's 10 GiB and a's 4 hold

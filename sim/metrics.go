@@ -115,6 +115,11 @@ type Result struct {
 	SLAWaitViolations int64   `json:"sla_wait_violations"`
 	SLANeverPlaced    int64   `json:"sla_never_placed"`
 	SLAAnyPer1k       float64 `json:"sla_any_per_1k"`
+	// UnschedulableMemGiB is the memory requested by the pods that
+	// Unschedulable counts, in GiB: what the count weighs. A scheduler that
+	// leaves one large pod pending so that three small ones fit lowers the
+	// count and not this.
+	UnschedulableMemGiB float64 `json:"unschedulable_mem_gib"`
 	// Censored pending latency: pods never bound count with their wait up to
 	// the end of the run. HighPrioPendingMeanMs and
 	// HighPrioPendingP95CensoredMs are HighPrioCensored's mean and p95.
@@ -361,6 +366,7 @@ func (e *Engine) podOutcomes(r *Result) (censored [2][]int64, slaAny int64) {
 		}
 		if p.State == Pending {
 			r.Unschedulable++
+			r.UnschedulableMemGiB += float64(p.Spec.Requests.Mem) / 1024
 		}
 		wait := p.boundAt - p.arrivedAt
 		if !p.everBound {

@@ -90,11 +90,15 @@ func missing(side Side, have *sideValues, other Side, want *sideValues) error {
 }
 
 // WriteComparison prints rows as an aligned table, marking with ! a
-// difference whose interval excludes zero.
-func WriteComparison(w io.Writer, a, b Side, metric string, rows []CompareRow) error {
+// difference whose interval excludes zero. With family k > 1 the
+// differences' intervals are Bonferroni intervals for k comparisons judged
+// together (Interval.Widen), as a validation rule with k candidates needs;
+// the means and the A and B columns are unchanged.
+func WriteComparison(w io.Writer, a, b Side, metric string, rows []CompareRow, family int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s\tA\tB\tA - B\t\n", metric)
 	for _, r := range rows {
+		r.D = r.D.Widen(family)
 		mark := ""
 		if r.D.Excludes0() {
 			mark = "!"
@@ -104,7 +108,11 @@ func WriteComparison(w io.Writer, a, b Side, metric string, rows []CompareRow) e
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "A = %s, B = %s; mean ± 95%% CI over evaluation seeds, paired (! the interval excludes 0)\n", a, b)
+	level := "95% CI"
+	if family > 1 {
+		level = fmt.Sprintf("%.4g%% CI for A - B (Bonferroni over %d comparisons; A and B 95%%)", 100-5/float64(family), family)
+	}
+	_, err := fmt.Fprintf(w, "A = %s, B = %s; mean ± %s over evaluation seeds, paired (! the interval excludes 0)\n", a, b, level)
 	return err
 }
 

@@ -70,11 +70,20 @@ func TestCompareByHand(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteComparison(&buf, a, b, "unschedulable", rows); err != nil {
+	if err := WriteComparison(&buf, a, b, "unschedulable", rows, 1); err != nil {
 		t.Fatal(err)
 	}
 	if out := buf.String(); !strings.Contains(out, "+3.0±12.7") || strings.Contains(out, "±12.7!") || strings.Contains(out, "±6.4!") {
 		t.Errorf("table:\n%s", buf.String())
+	}
+	// for 2 comparisons with 2 seeds the total's interval widens by
+	// t(0.9875, 1)/t(0.975, 1) = tan(0.4875 pi)/tan(0.475 pi) = 2.0062
+	buf.Reset()
+	if err := WriteComparison(&buf, a, b, "unschedulable", rows, 2); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "+3.0±25.5") || !strings.Contains(out, "97.5% CI for A - B (Bonferroni over 2 comparisons") {
+		t.Errorf("table for a family of 2:\n%s", out)
 	}
 }
 

@@ -53,6 +53,18 @@ func PairedCI(a, b []float64) Interval {
 	return MeanCI(d)
 }
 
+// Widen returns the interval at the Bonferroni level for a family of k
+// comparisons judged together: the two-sided 1 - 0.05/k interval, its
+// half-width scaled by t(1 - 0.025/k)/t(0.975) with N-1 degrees of
+// freedom (1.32 for k = 3 and 8 seeds). k <= 1 returns iv unchanged.
+func (iv Interval) Widen(k int) Interval {
+	if k <= 1 || iv.N < 2 {
+		return iv
+	}
+	iv.Half *= tQuantile(1-0.025/float64(k), iv.N-1) / tQuantile(0.975, iv.N-1)
+	return iv
+}
+
 // Excludes0 reports whether the interval lies entirely on one side of 0.
 func (iv Interval) Excludes0() bool {
 	return !math.IsNaN(iv.Half) && (iv.Mean-iv.Half > 0 || iv.Mean+iv.Half < 0)

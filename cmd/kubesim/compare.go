@@ -8,6 +8,7 @@ import (
 
 func newSweepCompareCmd() *cobra.Command {
 	var sched, against, metric, whereA, whereB string
+	var family int
 	cmd := &cobra.Command{
 		Use:   "compare A B",
 		Short: "Paired difference of a metric between two sweep outputs that replayed the same cells",
@@ -18,7 +19,8 @@ difference A - B and its 95% interval over evaluation seeds. It is the validatio
 (docs/ppo.md): a candidate checkpoint replaces the shipped one only when the total difference
 excludes zero. A can equal B to compare two schedulers of one sweep, or, with --where-a and
 --where-b (key=value of a grid setting, such as eval.checkpoint=... or ppo.seed=2), two of its grid
-points.`,
+points. With --family K (K candidates judged by one rule) the difference's interval is the
+Bonferroni interval at 1 - 0.05/K.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("give two sweep outputs, A and B (%d given)", len(args))
@@ -31,11 +33,14 @@ points.`,
 			}
 			a := sweep.Side{Path: args[0], Scheduler: sched, Where: whereA}
 			b := sweep.Side{Path: args[1], Scheduler: against, Where: whereB}
+			if family < 1 {
+				return usagef("--family %d: give the number of comparisons judged together, at least 1", family)
+			}
 			rows, err := sweep.Compare(a, b, metric)
 			if err != nil {
 				return err
 			}
-			return sweep.WriteComparison(cmd.OutOrStdout(), a, b, metric, rows)
+			return sweep.WriteComparison(cmd.OutOrStdout(), a, b, metric, rows, family)
 		},
 	}
 	fl := cmd.Flags()
@@ -44,5 +49,6 @@ points.`,
 	fl.StringVar(&metric, "metric", "unschedulable", "a column of cells.csv")
 	fl.StringVar(&whereA, "where-a", "", "key=value: only A's rows of that grid point")
 	fl.StringVar(&whereB, "where-b", "", "key=value: only B's rows of that grid point")
+	fl.IntVar(&family, "family", 1, "comparisons judged together (candidates of one rule): Bonferroni interval at 1 - 0.05/K")
 	return cmd
 }

@@ -61,8 +61,13 @@ func Names() []string {
 
 // New returns a fresh instance of the named scheduler whose random choices
 // draw from seed. An unknown name gives an error that wraps
-// ErrUnknownScheduler and lists the valid names.
+// ErrUnknownScheduler and lists the valid names. A name may add a size cap
+// to any of them, "NAME@capGIB" (sizecap.go): pods requesting more memory
+// than GIB GiB are left pending; those names are not in Names().
 func New(name string, seed uint64) (sim.Scheduler, error) {
+	if s, ok, err := newSizeCap(name, seed); ok {
+		return s, err
+	}
 	for _, e := range registry {
 		if e.name == name {
 			return e.build(seed), nil

@@ -32,6 +32,9 @@ the cluster size with and without --trace.` + exitStatuses,
 			if err := f.check(cmd.Flags()); err != nil {
 				return err
 			}
+			if err := checkOutputFile("--samples", f.samples); err != nil {
+				return err
+			}
 			pol, ec, err := agent.Load(checkpoint)
 			if err != nil {
 				return err
@@ -46,6 +49,9 @@ the cluster size with and without --trace.` + exitStatuses,
 			if err != nil {
 				return err
 			}
+			if err := writeSamples(f.samples, results); err != nil {
+				return err
+			}
 			return printResults(cmd, w, f.json, results)
 		},
 	}
@@ -53,6 +59,7 @@ the cluster size with and without --trace.` + exitStatuses,
 	fl.StringVar(&checkpoint, "checkpoint", "", "checkpoint written by train (best.ckpt or last.ckpt)")
 	fl.StringVar(&f.scheduler, "scheduler", "all", "heuristics to compare with: a name, or all")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per scheduler, one per line")
+	fl.StringVar(&f.samples, "samples", "", "also write every scheduler's and the policy's metric time series to this CSV file")
 	f.register(fl)
 	noticesToStderr(cmd)
 	return cmd

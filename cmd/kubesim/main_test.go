@@ -111,6 +111,15 @@ func TestTrainEvalEndToEnd(t *testing.T) {
 	if n := strings.Count(stdout, "\n"); n != 2 || !strings.Contains(stdout, `"scheduler":"ppo"`) {
 		t.Errorf("eval output %q; want first-fit and ppo rows", stdout)
 	}
+	// --samples writes the policy's time series beside the heuristic's
+	samples := filepath.Join(dir, "samples.csv")
+	if code, _, stderr := runCLI(t, "eval", "--checkpoint", filepath.Join(out, "best.ckpt"),
+		"--nodes", "4", "--pods", "200", "--scheduler", "first-fit", "--samples", samples); code != 0 {
+		t.Fatalf("eval --samples: exit %d: %s", code, stderr)
+	}
+	if data, err := os.ReadFile(samples); err != nil || !strings.Contains(string(data), "\nfirst-fit,") || !strings.Contains(string(data), "\nppo,") {
+		t.Errorf("eval --samples: %v, CSV %.200q; want first-fit and ppo rows", err, data)
+	}
 	// A config with an unknown key is refused, naming it.
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("ppo:\n  n_stepz: 3\n"), 0o644)

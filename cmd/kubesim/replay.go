@@ -70,13 +70,19 @@ func runReplay(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.samples != "" {
-		err := atomicfile.Write(f.samples, func(out io.Writer) error { return sweep.WriteSamplesCSV(out, results) })
-		if err != nil {
-			return err
-		}
+	if err := writeSamples(f.samples, results); err != nil {
+		return err
 	}
 	return printResults(cmd, w, f.json, results)
+}
+
+// writeSamples writes every result's metric time series to path (the
+// --samples flag; "" writes nothing), atomically.
+func writeSamples(path string, results []*sim.Result) error {
+	if path == "" {
+		return nil
+	}
+	return atomicfile.Write(path, func(out io.Writer) error { return sweep.WriteSamplesCSV(out, results) })
 }
 
 // checkOutputFile fails before any work when path (a flag's value; ""

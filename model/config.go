@@ -95,15 +95,6 @@ func (c Config) encoder() gnn.Config {
 	return gnn.Config{NodeFeatures: c.NodeFeatures, PodFeatures: c.PodFeatures, Hidden: c.Hidden, Rounds: c.Rounds, Float64: c.Float64}
 }
 
-// pendingClip is Pending's C with the default resolved, so that 0 and an
-// explicit LogitClip compare equal.
-func (c Config) pendingClip() float64 {
-	if c.PendingClip == 0 {
-		return c.LogitClip
-	}
-	return c.PendingClip
-}
-
 func (c Config) decoder() pointer.Config {
 	return pointer.Config{Hidden: c.Hidden, LogitClip: c.LogitClip, PendingClip: c.PendingClip, Float64: c.Float64}
 }
@@ -122,7 +113,9 @@ func (c Config) sameArchitecture(o Config) error {
 		{"hidden", c.Hidden, o.Hidden},
 		{"rounds", c.Rounds, o.Rounds},
 		{"logit_clip", c.LogitClip, o.LogitClip},
-		{"pending_clip", c.pendingClip(), o.pendingClip()},
+		// Pending's C with its default resolved: 0 and an explicit
+		// LogitClip are the same architecture
+		{"pending_clip", c.decoder().PendingC(), o.decoder().PendingC()},
 		{"float64", c.Float64, o.Float64},
 		{"prior", c.Prior, o.Prior},
 	} {

@@ -25,8 +25,8 @@ type Config struct {
 	Float64     bool // float64 weights (else float32)
 }
 
-// pendingClip returns Pending's C: PendingClip, or LogitClip when it is 0.
-func (c Config) pendingClip() float64 {
+// PendingC returns Pending's C: PendingClip, or LogitClip when it is 0.
+func (c Config) PendingC() float64 {
 	if c.PendingClip == 0 {
 		return c.LogitClip
 	}
@@ -121,9 +121,9 @@ func (d *Decoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 	}
 	l := in.Layout
 	h := d.cfg.Hidden
-	scale, clip, pclip := G.NewConstant(1/math.Sqrt(float64(h))), G.NewConstant(d.cfg.LogitClip), G.NewConstant(d.cfg.pendingClip())
+	scale, clip, pclip := G.NewConstant(1/math.Sqrt(float64(h))), G.NewConstant(d.cfg.LogitClip), G.NewConstant(d.cfg.PendingC())
 	if !d.cfg.Float64 {
-		scale, clip, pclip = G.NewConstant(float32(1/math.Sqrt(float64(h)))), G.NewConstant(float32(d.cfg.LogitClip)), G.NewConstant(float32(d.cfg.pendingClip()))
+		scale, clip, pclip = G.NewConstant(float32(1/math.Sqrt(float64(h)))), G.NewConstant(float32(d.cfg.LogitClip)), G.NewConstant(float32(d.cfg.PendingC()))
 	}
 
 	gm := must(nn.PoolRows(in.H, l, true))
@@ -179,7 +179,7 @@ func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, m
 	nn.Gemm(b, hd, hd, ws.q, nn.Data[T](d.Key.Value), ws.qk, false)
 	nn.RowDot(l, ws.ns, h, ws.qk, hd)
 	pend := nn.Data[T](d.Pending.Value)
-	c, pc := d.cfg.LogitClip, d.cfg.pendingClip()
+	c, pc := d.cfg.LogitClip, d.cfg.PendingC()
 	for s := range b {
 		q := ws.q[s*hd : (s+1)*hd]
 		var ps T

@@ -49,6 +49,15 @@ type Config struct {
 	// -downs, ignored machine events) count from it on. Zero measures the
 	// whole run.
 	WarmUp Time `yaml:"warm_up_ms" json:"warm_up_ms"`
+	// Grace is a drain period after the window's end: no pod arrives any
+	// more, the run goes on for Grace, and Result's UnschedulableAfterGrace
+	// counts the pods left pending at the window's end that are still
+	// pending when it is over. Every other figure of Result is measured at
+	// the window's end, exactly as without a grace period. It separates a
+	// pod that never fits from one that arrived just before the cut-off
+	// (docs/sim.md). Zero (the default) ends the run at the window's end;
+	// a positive Grace needs a workload with an End.
+	Grace Time `yaml:"grace_ms" json:"grace_ms"`
 	// Autoscaler configures the cluster-autoscaler model.
 	Autoscaler AutoscalerConfig `yaml:"autoscaler" json:"autoscaler"`
 }
@@ -133,6 +142,8 @@ func (c *Config) Validate() error {
 		return bad("stranded_quantile", c.StrandedQuantile, "must be in [0, 1]")
 	case c.WarmUp < 0:
 		return bad("warm_up_ms", c.WarmUp, "must not be negative")
+	case c.Grace < 0:
+		return bad("grace_ms", c.Grace, "must not be negative")
 	case !(c.OffPeakQuantile >= 0 && c.OffPeakQuantile <= 1):
 		return bad("off_peak_quantile", c.OffPeakQuantile, "must be in [0, 1]")
 	case c.SLADeadline <= 0:

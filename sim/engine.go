@@ -93,9 +93,11 @@ type Engine struct {
 	freedFree  []Resources // scratch: their free resources
 	cur        int32       // pod awaiting a decision, or -1
 
-	essential int // essential events queued (see evKind.essential)
-	end       Time
+	essential int  // essential events queued (see evKind.essential)
+	end       Time // the run's end: the window's end plus Config.Grace
+	windowEnd Time // the window's end: no pod arrives from here on
 	done      bool
+	grace     *graceState // the window-end result, once in the grace period
 
 	nodes      []*nodeState // by NodeID
 	nodeByName map[string]NodeID
@@ -131,13 +133,16 @@ func New(w *Workload, cfg Config) (*Engine, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Grace > 0 && w.End == 0 {
+		return nil, fmt.Errorf("%w: grace_ms = %v: workload %q has no window end to drain after", ErrConfig, cfg.Grace, w.Name)
+	}
 	e := &Engine{
 		cfg:        cfg,
 		w:          w,
 		rng:        rand.New(rand.NewPCG(cfg.Seed, 0x6b756265)),
 		pods:       make([]Pod, len(w.Pods)),
 		cur:        -1,
-		end:        w.End,
+		windowEnd:  w.End,
 		nodeByName: make(map[string]NodeID, len(w.Nodes)),
 	}
 	e.c.domains = [2]map[string]int32{{}, {}}
@@ -199,8 +204,12 @@ func New(w *Workload, cfg Config) (*Engine, error) {
 	if cfg.Autoscaler.Enabled {
 		e.push(event{at: cfg.Autoscaler.ScanInterval, kind: evScan})
 	}
-	if e.end > 0 {
-		e.push(event{at: e.end, kind: evEnd})
+	if w.End > 0 {
+		e.end = w.End + cfg.Grace
+		e.push(event{at: w.End, kind: evEnd})
+		if cfg.Grace > 0 {
+			e.push(event{at: e.end, kind: evEnd})
+		}
 	}
 	e.maxFreeDirty = true
 	return e, nil
@@ -421,7 +430,7 @@ func (e *Engine) handle(ev event) {
 		}
 	case evSample:
 		e.sample()
-		if next := e.c.now + e.cfg.SampleInterval; e.end == 0 || next < e.end {
+		if next := e.c.now + e.cfg.SampleInterval; e.windowEnd == 0 || next < e.windowEnd {
 			e.push(event{at: next, kind: evSample})
 		}
 	case evMachineAdd:
@@ -450,7 +459,11 @@ func (e *Engine) handle(ev event) {
 			e.push(event{at: next, kind: evScan})
 		}
 	case evEnd:
-		e.finish()
+		if e.cfg.Grace > 0 && e.grace == nil {
+			e.closeWindow()
+		} else {
+			e.finish()
+		}
 	}
 }
 
@@ -494,6 +507,9 @@ func (e *Engine) finish() {
 	e.done = true
 	for i := range e.pods {
 		e.endViolation(&e.pods[i])
+	}
+	if e.grace != nil {
+		return // the window's final sample was taken at its end
 	}
 	if len(e.m.samples) == 0 || e.m.samples[len(e.m.samples)-1].At < e.c.now {
 		e.sample()

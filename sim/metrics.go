@@ -120,6 +120,12 @@ type Result struct {
 	// leaves one large pod pending so that three small ones fit lowers the
 	// count and not this.
 	UnschedulableMemGiB float64 `json:"unschedulable_mem_gib"`
+	// UnschedulableAfterGrace counts the pods of Unschedulable that are
+	// still pending after Config.Grace without arrivals, and
+	// UnschedulableAfterGraceMemGiB their memory requests in GiB. Without a
+	// grace period they equal Unschedulable and UnschedulableMemGiB.
+	UnschedulableAfterGrace       int64   `json:"unschedulable_after_grace"`
+	UnschedulableAfterGraceMemGiB float64 `json:"unschedulable_after_grace_mem_gib"`
 	// Censored pending latency: pods never bound count with their wait up to
 	// the end of the run. HighPrioPendingMeanMs and
 	// HighPrioPendingP95CensoredMs are HighPrioCensored's mean and p95.
@@ -300,7 +306,12 @@ func (e *Engine) Samples() []Sample { return e.m.samples }
 
 // Result summarises the run. Call it once Next has returned false; called
 // earlier it summarises the run so far (the censored waits then run to now).
+// With a grace period (Config.Grace), once the window is over every figure
+// is the window's but the two after-grace counts, which count to now.
 func (e *Engine) Result() *Result {
+	if e.grace != nil {
+		return e.afterGrace()
+	}
 	m := &e.m
 	// Counters count from the end of the warm-up: the difference from their
 	// snapshot there (everything, if the run ended before it).
@@ -351,6 +362,7 @@ func (e *Engine) Result() *Result {
 	r.PendingCensored = summarise(merge(loC, hiC), len(censored[0])+len(censored[1]))
 	r.HighPrioPendingMeanMs = r.HighPrioCensored.Mean
 	r.HighPrioPendingP95CensoredMs = r.HighPrioCensored.P95
+	r.UnschedulableAfterGrace, r.UnschedulableAfterGraceMemGiB = r.Unschedulable, r.UnschedulableMemGiB
 	return r
 }
 

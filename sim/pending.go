@@ -19,8 +19,8 @@ const (
 
 // arrive puts a pod in the scheduling queue for the first time.
 func (e *Engine) arrive(p *Pod) {
-	if e.end > 0 && e.c.now >= e.end {
-		return
+	if e.windowEnd > 0 && e.c.now >= e.windowEnd {
+		return // the window is over (or in its grace period): nothing arrives
 	}
 	p.State = Pending
 	p.arrivedAt = e.c.now

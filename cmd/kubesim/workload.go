@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -27,6 +28,7 @@ type workloadFlags struct {
 	loadFactor float64
 	dag        bool
 	warmStart  string
+	grace      time.Duration
 
 	nodes     int
 	pods      int
@@ -45,7 +47,7 @@ const defaultNodes = 40
 // Flags that apply in one mode only.
 var (
 	syntheticOnly = []string{"pods", "load"}
-	traceOnly     = []string{"window", "load-factor", "dag", "machines", "warm-start"}
+	traceOnly     = []string{"window", "load-factor", "dag", "machines", "warm-start", "grace"}
 )
 
 // memoryLimit is the memory that sizes are checked against (a variable for tests).
@@ -65,6 +67,7 @@ func (f *workloadFlags) register(fl *pflag.FlagSet) {
 	fl.Float64Var(&f.loadFactor, "load-factor", 1, "with --trace: arrival scaling (above 1 replicates pods, below 1 thins)")
 	fl.BoolVar(&f.dag, "dag", false, "with --trace: batch tasks wait for the tasks they depend on")
 	fl.StringVar(&f.warmStart, "warm-start", "placement", "with --trace: placement (the containers running at the window's start on their trace machines, as experiments do) or none (they arrive together at its start)")
+	fl.DurationVar(&f.grace, "grace", 0, "with --trace: go on this long after the window without arrivals and report unschedulable_after_grace (docs/sim.md); 0: none")
 	fl.IntVar(&f.nodes, "nodes", defaultNodes, "cluster size: nodes of the synthetic cluster; with --trace, machines sampled from the trace (0 or not given: all)")
 	fl.IntVar(&f.pods, "pods", 0, "synthetic only: pods in the workload (0: 250 per node)")
 	fl.Float64Var(&f.load, "load", 1.0, "synthetic only: offered memory load (1 = the cluster's memory)")
@@ -148,6 +151,8 @@ func (f *workloadFlags) checkTrace(fl *pflag.FlagSet) error {
 		return usagef("--load-factor %v: must be positive", f.loadFactor)
 	case f.warmStart != "placement" && f.warmStart != "none":
 		return usagef("--warm-start %q: want placement or none", f.warmStart)
+	case f.grace < 0:
+		return usagef("--grace %v: must not be negative", f.grace)
 	}
 	// a folder without a valid manifest is not a trace: a failure (1),
 	// not a usage error
@@ -232,6 +237,7 @@ func (f *workloadFlags) build(ctx context.Context) (*sim.Workload, sim.Config, e
 func (f *workloadFlags) simConfig(w *sim.Workload) sim.Config {
 	cfg := sim.DefaultConfig()
 	cfg.Seed = f.seed
+	cfg.Grace = sim.Time(f.grace / time.Millisecond)
 	if f.autoscale && len(w.Nodes) > 0 {
 		cfg.Autoscaler.Enabled = true
 		cfg.Autoscaler.Template = w.Nodes[0]

@@ -53,6 +53,8 @@ func TestModeFlags(t *testing.T) {
 		{"bad load factor", []string{"--trace", "nowhere", "--load-factor", "0"}, "--load-factor 0"},
 		{"warm start without trace", []string{"--warm-start", "none"}, "--warm-start applies with --trace only"},
 		{"unknown warm start", []string{"--trace", "nowhere", "--warm-start", "hot"}, `--warm-start "hot": want placement or none`},
+		{"grace without trace", []string{"--grace", "30m"}, "--grace applies with --trace only"},
+		{"negative grace", []string{"--trace", "nowhere", "--grace", "-1s"}, "--grace -1s: must not be negative"},
 	}
 	for _, tc := range cases {
 		for _, cmd := range [][]string{{"replay"}, {"eval", "--checkpoint", "absent.ckpt"}} {

@@ -151,8 +151,9 @@ func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) err
 			continue
 		}
 		outside := func(n int) bool { return n < pt.MinNodes || n > pt.MaxNodes }
-		tables := Summarise(byGroup[g], Focused)
-		if err := WriteSummary(&b, title, tables, Focused, outside); err != nil {
+		metrics := MetricsFor(pt.Grace)
+		tables := Summarise(byGroup[g], metrics)
+		if err := WriteSummary(&b, title, tables, metrics, outside); err != nil {
 			return err
 		}
 		b.WriteString("```\n")

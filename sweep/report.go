@@ -51,6 +51,22 @@ var Focused = []Metric{
 	{"node_hours", "node-h", 1, func(r *sim.Result) float64 { return r.NodeHours }, false, false},
 }
 
+// AfterGrace is the column that the tables add, last, when the simulator
+// runs a grace period after each window (sim.Config.Grace): of the pods
+// pending at the window's end, those still pending after it. Neither bound
+// row bounds it (both reason about the window's end), so they read n/a.
+var AfterGrace = Metric{"unschedulable_after_grace", "+grace", 1, func(r *sim.Result) float64 { return float64(r.UnschedulableAfterGrace) }, false, false}
+
+// MetricsFor returns the summary tables' columns: Focused, and AfterGrace
+// after them when grace is set. Appending keeps Focused's indices, which
+// the plots use.
+func MetricsFor(grace bool) []Metric {
+	if !grace {
+		return Focused
+	}
+	return append(slices.Clip(Focused), AfterGrace)
+}
+
 // Learned is the row name of the learned policy; every other scheduler
 // but the bound rows (FluidBound, AdmissionBound) is a heuristic.
 const Learned = "ppo"
@@ -106,7 +122,8 @@ type SizeSummary struct {
 	Seeds      int
 	Windows    int // workloads per seed (test windows, or 1 synthetic workload)
 	Schedulers []string
-	// Cells[s][m] is scheduler s, metric m of Focused.
+	// Cells[s][m] is scheduler s, metric m of the metrics summarised
+	// (Focused, or MetricsFor's).
 	Cells [][]Cell
 }
 

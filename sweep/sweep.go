@@ -79,6 +79,9 @@ type planPoint struct {
 	MaxNodes int       `json:"max_nodes"`
 	// Compaction is set in mode: compaction.
 	Compaction *Compaction `json:"compaction,omitempty"`
+	// Grace: the point's simulator runs a grace period after each window,
+	// so its tables get the AfterGrace column.
+	Grace bool `json:"grace,omitempty"`
 }
 
 type planCell struct {
@@ -95,7 +98,7 @@ func (p *Plan) file() *planFile {
 		f.Keys = append(f.Keys, a.Key)
 	}
 	for _, s := range p.Points {
-		pp := planPoint{Settings: s.Settings, MinNodes: s.Cluster.MinNodes, MaxNodes: s.Cluster.MaxNodes}
+		pp := planPoint{Settings: s.Settings, MinNodes: s.Cluster.MinNodes, MaxNodes: s.Cluster.MaxNodes, Grace: s.Cluster.Sim.Grace > 0}
 		if s.Mode == ModeCompaction {
 			c := s.Compaction
 			pp.Compaction = &c

@@ -3,9 +3,11 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -107,7 +109,7 @@ func TestSweepCachesCells(t *testing.T) {
 		}
 	}
 	md := readFile(t, filepath.Join(out, SummaryFile))
-	if md != sum.String() || !strings.Contains(md, "h: 9 nodes, outside the training range") || !strings.Contains(md, "kube-default") {
+	if md != sum.String() || !strings.Contains(md, "h: 9 nodes, outside the training range") || !strings.Contains(md, "kube-default") || strings.Contains(md, AfterGrace.Header) {
 		t.Errorf("summary.md (printed the same: %v):\n%s", md == sum.String(), md)
 	}
 	if y := readFile(t, filepath.Join(out, SpecFile)); !strings.Contains(y, "revision:") || !strings.Contains(y, "go_version:") || !strings.Contains(y, "key: eval.nodes") {
@@ -361,4 +363,98 @@ func TestSweepInterrupted(t *testing.T) {
 	if o, err = Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 1}); err != nil || o.Evaluated != 1 {
 		t.Errorf("corrupt cell: %d evaluated (%v); want it run again", o.Evaluated, err)
 	}
+}
+
+// TestSweepGraceColumn: a sweep whose simulator runs a grace period gets the
+// AfterGrace column in its tables, with the mean of cells.csv's
+// unschedulable_after_grace, never above the count at the window's end; the
+// bound rows read n/a there. (sim's TestGraceByHand has a grace period that
+// places some of the pods; here the pods left are long-running services.) A sweep without one has no such column
+// (TestSweepCachesCells's tables).
+func TestSweepGraceColumn(t *testing.T) {
+	trace := smallTrace(t)
+	dir := t.TempDir()
+	rel, err := filepath.Rel(dir, trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sweep.yaml")
+	os.WriteFile(path, []byte(`name: g
+trace:
+  dir: `+rel+`
+  load_factor: 2.6
+windows:
+  train: [0h-1h]
+  validation: [2h-3h]
+  test: [4h-5h]
+cluster:
+  min_nodes: 3
+  max_nodes: 5
+  sim:
+    grace_ms: 1800000
+eval:
+  schedulers: [first-fit]
+  seeds: 2
+  train: false
+grid:
+  eval.nodes: [3]
+`), 0o644)
+	s, err := ReadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if _, err := Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(readFile(t, filepath.Join(out, CellsCSV)))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ne, na float64 // summed over the seeds
+	for _, r := range recs[1:] {
+		if row := zipRow(recs[0], r); row["scheduler"] == "first-fit" {
+			e, err1 := strconv.ParseFloat(row["unschedulable"], 64)
+			a, err2 := strconv.ParseFloat(row["unschedulable_after_grace"], 64)
+			if err1 != nil || err2 != nil || a > e {
+				t.Fatalf("first-fit, seed %s: unschedulable %q, after grace %q", row["seed"], row["unschedulable"], row["unschedulable_after_grace"])
+			}
+			ne, na = ne+e, na+a
+		}
+	}
+	if ne == 0 {
+		t.Fatal("first-fit left no pod pending: the sweep does not test the column")
+	}
+	na /= 2
+	md := readFile(t, filepath.Join(out, SummaryFile))
+	header, row, bound := "", "", ""
+	for _, l := range strings.Split(md, "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) > 0 && f[0] == "scheduler" && header == "":
+			header = l
+		case len(f) > 0 && f[0] == "first-fit" && row == "":
+			row = l
+		case len(f) > 0 && f[0] == FluidBound && bound == "":
+			bound = l
+		}
+	}
+	hf, rf, bf := strings.Fields(header), strings.Fields(row), strings.Fields(bound)
+	if len(hf) == 0 || hf[len(hf)-1] != AfterGrace.Header || len(rf) == 0 || len(bf) == 0 {
+		t.Fatalf("summary.md has no %q column last:\n%s", AfterGrace.Header, md)
+	}
+	if want := strconv.FormatFloat(na, 'f', 1, 64) + "±"; !strings.HasPrefix(rf[len(rf)-1], want) || bf[len(bf)-1] != "n/a" {
+		t.Errorf("last column: first-fit %q (want %s...), %s %q (want n/a)", rf[len(rf)-1], want, FluidBound, bf[len(bf)-1])
+	}
+}
+
+// zipRow maps a CSV header to a record's values.
+func zipRow(header, rec []string) map[string]string {
+	m := make(map[string]string, len(header))
+	for i, h := range header {
+		if i < len(rec) {
+			m[h] = rec[i]
+		}
+	}
+	return m
 }

@@ -13,17 +13,18 @@ import (
 )
 
 // WriteTable renders single replays as a text table, one row per result in
-// the order given: the scheduler, its pods, and the Focused metrics (every
-// metric is in WriteJSONLines' output). It fits 120 characters.
-func WriteTable(w io.Writer, results []*sim.Result) error {
+// the order given: the scheduler, its pods, and the metrics (Focused, or
+// MetricsFor's; every metric is in WriteJSONLines' output). With Focused it
+// fits 120 characters.
+func WriteTable(w io.Writer, results []*sim.Result, metrics []Metric) error {
 	header := []string{"scheduler", "pods"}
-	for _, m := range Focused {
+	for _, m := range metrics {
 		header = append(header, m.Header)
 	}
 	rows := make([][]string, len(results))
 	for i, r := range results {
 		rows[i] = []string{r.Scheduler, strconv.FormatInt(r.Pods, 10)}
-		for _, m := range Focused {
+		for _, m := range metrics {
 			rows[i] = append(rows[i], formatIV(Interval{Mean: m.Value(r), Half: math.NaN()}, m.Digits, false))
 		}
 	}

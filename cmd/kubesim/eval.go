@@ -52,7 +52,7 @@ the cluster size with and without --trace.` + exitStatuses,
 			if err := writeSamples(f.samples, results); err != nil {
 				return err
 			}
-			return printResults(cmd, w, f.json, results)
+			return printResults(cmd, w, cfg, f.json, results)
 		},
 	}
 	fl := cmd.Flags()

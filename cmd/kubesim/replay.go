@@ -73,7 +73,7 @@ func runReplay(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
 	if err := writeSamples(f.samples, results); err != nil {
 		return err
 	}
-	return printResults(cmd, w, f.json, results)
+	return printResults(cmd, w, cfg, f.json, results)
 }
 
 // writeSamples writes every result's metric time series to path (the
@@ -102,13 +102,13 @@ func checkOutputFile(flag, path string) error {
 }
 
 // printResults writes the comparison as a table or JSON lines.
-func printResults(cmd *cobra.Command, w *sim.Workload, asJSON bool, results []*sim.Result) error {
+func printResults(cmd *cobra.Command, w *sim.Workload, cfg sim.Config, asJSON bool, results []*sim.Result) error {
 	out := cmd.OutOrStdout()
 	if asJSON {
 		return sweep.WriteJSONLines(out, results)
 	}
 	fmt.Fprintf(out, "workload %s: %d pods, %d nodes\n", w.Name, len(w.Pods), len(w.Nodes))
-	return sweep.WriteTable(out, results)
+	return sweep.WriteTable(out, results, sweep.MetricsFor(cfg.Grace > 0))
 }
 
 // schedulerNames resolves --scheduler to registry names.

@@ -62,6 +62,16 @@ type LoadOptions struct {
 	MachineMemMiB int64
 	// Seed drives machine sampling, thinning, replication and jitter.
 	Seed uint64
+	// WindowStreams draws the load factor's choices (which units get an
+	// extra copy, the copies' jitter, and when the extra copies of warm
+	// containers arrive) from random streams that depend on the window's
+	// start as well as on Seed. Without it one seed replicates the same
+	// standing services at the same offsets in every window, so that the
+	// windows of a seed share most of the pods a loaded cluster leaves
+	// pending (docs/ppo.md, issue 14 round 5); machine sampling stays a
+	// function of Seed alone either way (one seed, one cluster). Off by
+	// default, which keeps every workload recorded before it.
+	WindowStreams bool
 	// Jitter bounds the arrival shift of replicated copies (default 1 min),
 	// except the copies that WarmStart spreads over the window.
 	Jitter sim.Time

@@ -29,7 +29,8 @@ func (l *loader) replicate() ([]sim.PodSpec, []sim.Placement) {
 	slices.SortStableFunc(l.units, compareUnits)
 	f := l.opts.LoadFactor
 	whole, frac := math.Floor(f), f-math.Floor(f)
-	rng := rand.New(rand.NewPCG(l.opts.Seed, 0x6c6f6164666163)) // stream "loadfac"
+	salt := l.streamSalt()
+	rng := rand.New(rand.NewPCG(l.opts.Seed, 0x6c6f6164666163^salt)) // stream "loadfac"
 	var end sim.Time
 	if l.opts.Window.To != 0 {
 		end = l.opts.Window.To - l.opts.Window.From
@@ -47,7 +48,7 @@ func (l *loader) replicate() ([]sim.PodSpec, []sim.Placement) {
 	var warmRng *rand.Rand
 	var spread sim.Time
 	if l.opts.WarmStart && whole+frac > 1 {
-		warmRng = rand.New(rand.NewPCG(l.opts.Seed, 0x7761726d636f7079)) // stream "warmcopy"
+		warmRng = rand.New(rand.NewPCG(l.opts.Seed, 0x7761726d636f7079^salt)) // stream "warmcopy"
 		spread = end
 		if spread == 0 { // open-ended window: up to its latest arrival
 			for _, a := range arrival {
@@ -229,4 +230,18 @@ func sortRefs(v []ref) []ref {
 		v, tmp = tmp, v
 	}
 	return v
+}
+
+// streamSalt is mixed into the load factor's random streams: 0 (the
+// streams of Seed alone) unless LoadOptions.WindowStreams, then a hash of
+// the window's start, so that windows of one seed draw independently.
+func (l *loader) streamSalt() uint64 {
+	if !l.opts.WindowStreams {
+		return 0
+	}
+	// splitmix64's finaliser: nearby starts give unrelated salts
+	z := uint64(l.opts.Window.From) + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }

@@ -231,3 +231,57 @@ func warmOverCapacity(w *sim.Workload) (rejected, placed int) {
 	}
 	return rejected, len(w.Initial)
 }
+
+// TestLoadWindowStreams: without WindowStreams one seed gives two windows
+// of the same standing containers the same extra copies at the same
+// offsets (the coupling docs/ppo.md found in round 5); with it each window
+// draws its own, deterministically, from the same machines.
+func TestLoadWindowStreams(t *testing.T) {
+	lines := map[string][]string{MachineMeta: warmLines[MachineMeta]}
+	for i := range 200 {
+		lines[ContainerMeta] = append(lines[ContainerMeta], fmt.Sprintf("c_%03d,m_%c,0,app_x,started,100,100,0.1", i, 'a'+i%2))
+	}
+	dir := convertTrace(t, writeTrace(t, lines))
+	later := Window{From: 6000 * sim.Second, To: 10000 * sim.Second}
+	load := func(win Window, streams bool) *sim.Workload {
+		t.Helper()
+		w, err := Load(dir, LoadOptions{Window: win, WarmStart: true, LoadFactor: 1.5, Seed: 7, WindowStreams: streams})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	// copies maps each extra copy to its arrival in the window
+	copies := func(w *sim.Workload) map[string]sim.Time {
+		m := map[string]sim.Time{}
+		for _, p := range w.Pods {
+			if strings.Contains(p.Name, "#") {
+				m[p.Name] = p.Arrival
+			}
+		}
+		return m
+	}
+	a, b := copies(load(warmWindow, false)), copies(load(later, false))
+	if len(a) < 60 || len(a) > 140 {
+		t.Fatalf("%d extra copies of 200 containers at load factor 1.5; want about 100", len(a))
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("without WindowStreams the two windows' copies differ (%d and %d); the recorded workloads assume they do not", len(a), len(b))
+	}
+	sa, sb := copies(load(warmWindow, true)), copies(load(later, true))
+	shared := 0
+	for name, at := range sa {
+		if bt, ok := sb[name]; ok && bt == at {
+			shared++
+		}
+	}
+	if shared > len(sa)/10 || reflect.DeepEqual(sa, a) {
+		t.Errorf("with WindowStreams %d of %d copies recur at the same offset in the other window (or window A is unchanged)", shared, len(sa))
+	}
+	if again := copies(load(warmWindow, true)); !reflect.DeepEqual(again, sa) {
+		t.Error("WindowStreams is not deterministic under the seed")
+	}
+	if !reflect.DeepEqual(initialByName(load(warmWindow, true)), initialByName(load(warmWindow, false))) {
+		t.Error("WindowStreams changed the warm placements (the cluster must depend on the seed alone)")
+	}
+}

@@ -80,6 +80,11 @@ type Trace struct {
 	// WarmUpMs is the warm-up of warm_start: warmup, in milliseconds of
 	// trace time; every window must start at least this late.
 	WarmUpMs sim.Time `yaml:"warm_up_ms"`
+	// WindowStreams draws the load factor's copies per window
+	// (dataset.LoadOptions.WindowStreams): off, one seed replicates the
+	// same standing services at the same offsets in every window, so its
+	// validation and test windows share most of the pods left pending.
+	WindowStreams bool `yaml:"window_streams" json:",omitempty"`
 }
 
 // Warm-start modes of Trace.WarmStart.

@@ -69,7 +69,7 @@ func (t *Trace) LoadOptions(win dataset.Window, machines int, seed uint64) datas
 	return dataset.LoadOptions{
 		Window: extend(win, t.warmUp()), Machines: machines, Seed: seed,
 		LoadFactor: t.LoadFactor, DAG: t.DAG, MachineMemMiB: t.MachineMemMiB,
-		WarmStart: t.WarmStart == WarmPlacement,
+		WarmStart: t.WarmStart == WarmPlacement, WindowStreams: t.WindowStreams,
 	}
 }
 

@@ -265,16 +265,9 @@ func TestSweepCheckpoint(t *testing.T) {
 // replays every test window, names the data by its manifest's hash, and a
 // re-run does no work.
 func TestSweepTrace(t *testing.T) {
-	trace := smallTrace(t)
-	dir := t.TempDir()
-	rel, err := filepath.Rel(dir, trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "sweep.yaml")
-	os.WriteFile(path, []byte(`name: tr
+	s, out := smallTraceSpec(t, `name: tr
 trace:
-  dir: `+rel+`
+  dir: TRACE
 windows:
   train: [0h-1h, 1h-2h]
   validation: [2h-3h]
@@ -298,12 +291,7 @@ eval:
 grid:
   trace.load_factor: [1, 1.3]
   eval.nodes: [3, 6]
-`), 0o644)
-	s, err := ReadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
+`)
 	o, err := Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -369,19 +357,12 @@ func TestSweepInterrupted(t *testing.T) {
 // AfterGrace column in its tables, with the mean of cells.csv's
 // unschedulable_after_grace, never above the count at the window's end; the
 // bound rows read n/a there. (sim's TestGraceByHand has a grace period that
-// places some of the pods; here the pods left are long-running services.) A sweep without one has no such column
-// (TestSweepCachesCells's tables).
+// places some of the pods; here the pods left are long-running services.)
+// A sweep without one has no such column (TestSweepCachesCells's tables).
 func TestSweepGraceColumn(t *testing.T) {
-	trace := smallTrace(t)
-	dir := t.TempDir()
-	rel, err := filepath.Rel(dir, trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "sweep.yaml")
-	os.WriteFile(path, []byte(`name: g
+	s, out := smallTraceSpec(t, `name: g
 trace:
-  dir: `+rel+`
+  dir: TRACE
   load_factor: 2.6
 windows:
   train: [0h-1h]
@@ -398,12 +379,7 @@ eval:
   train: false
 grid:
   eval.nodes: [3]
-`), 0o644)
-	s, err := ReadSpec(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
+`)
 	if _, err := Sweep(context.Background(), s, SweepOptions{Out: out, Jobs: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -457,4 +433,26 @@ func zipRow(header, rec []string) map[string]string {
 		}
 	}
 	return m
+}
+
+// smallTraceSpec writes spec (TRACE standing for the path of a fresh
+// smallTrace, relative to the spec's folder) into a temporary folder, reads
+// it back, and returns it with an output folder beside it.
+func smallTraceSpec(t *testing.T, spec string) (*Spec, string) {
+	t.Helper()
+	trace := smallTrace(t)
+	dir := t.TempDir()
+	rel, err := filepath.Rel(dir, trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sweep.yaml")
+	if err := os.WriteFile(path, []byte(strings.Replace(spec, "TRACE", rel, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadSpec(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, filepath.Join(dir, "out")
 }

@@ -45,6 +45,12 @@ func AdmissionBound(w *Workload, cfg Config) (bound int64, ok bool, err error) {
 	if cfg.Autoscaler.Enabled {
 		return 0, false, nil
 	}
+	return admissionBound(w, cfg), true, nil
+}
+
+// admissionBound is AdmissionBound of a validated workload with a fixed
+// capacity (no autoscaler).
+func admissionBound(w *Workload, cfg Config) int64 {
 	capacity, slots := fluidCapacity(w)
 	largest := largestNode(w)
 	var cpu, mem []int64
@@ -61,7 +67,7 @@ func AdmissionBound(w *Workload, cfg Config) (bound int64, ok bool, err error) {
 		}
 	}
 	kept := min(int64(len(cpu)), slots, prefixFit(cpu, capacity.CPU), prefixFit(mem, capacity.Mem))
-	return never + int64(len(cpu)) - kept, true, nil
+	return never + int64(len(cpu)) - kept
 }
 
 // measured reports whether pod p certainly arrives and counts in the
@@ -196,10 +202,9 @@ func PackingBound(w *Workload, cfg Config) (bound int64, ok bool, err error) {
 		resCPU[j], resMem[j] = res[j].CPU, res[j].Mem
 	}
 	kept := min(int64(len(cpu)), totalSlots, packFit(cpu, resCPU), packFit(mem, resMem))
-	pooled, _, err := AdmissionBound(w, cfg)
-	if err != nil {
-		return 0, false, fmt.Errorf("packing bound: %w", err)
-	}
+	// New validated w, and the autoscaler is off: the pooled bound needs
+	// neither check again
+	pooled := admissionBound(w, cfg)
 	return max(pooled, never+int64(len(cpu))-kept), true, nil
 }
 

@@ -498,18 +498,23 @@ func (e *Engine) Decide(node int) Outcome {
 	return OutcomeBound
 }
 
-// finish ends the run: violations in progress are accrued and a final
-// sample is taken.
+// finish ends the run and settles it, unless a grace period settled the
+// window at its end already (closeWindow).
 func (e *Engine) finish() {
 	if e.done {
 		return
 	}
 	e.done = true
+	if e.grace == nil { // after a grace period the window was settled at its end
+		e.settle()
+	}
+}
+
+// settle closes the measured run at now: violations in progress are accrued
+// and a final sample is taken.
+func (e *Engine) settle() {
 	for i := range e.pods {
 		e.endViolation(&e.pods[i])
-	}
-	if e.grace != nil {
-		return // the window's final sample was taken at its end
 	}
 	if len(e.m.samples) == 0 || e.m.samples[len(e.m.samples)-1].At < e.c.now {
 		e.sample()

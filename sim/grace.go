@@ -13,12 +13,7 @@ type graceState struct {
 // progress accrued to now, a final sample), and the run goes on without
 // arrivals until Config.Grace has passed.
 func (e *Engine) closeWindow() {
-	for i := range e.pods {
-		e.endViolation(&e.pods[i])
-	}
-	if len(e.m.samples) == 0 || e.m.samples[len(e.m.samples)-1].At < e.c.now {
-		e.sample()
-	}
+	e.settle()
 	g := &graceState{window: *e.Result()}
 	for i := range e.pods {
 		if p := &e.pods[i]; p.State == Pending && e.measured(p) {

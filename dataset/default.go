@@ -44,45 +44,57 @@ func currentStamp() defaultStamp {
 // version (the 40-machine one, made before the stamp existed) is made again.
 // Nothing is downloaded. It is safe to call on every run.
 func EnsureDefault(ctx context.Context, dir string) error {
-	if complete(dir) && stamped(dir) {
-		return nil
-	}
-	// an interrupted regeneration must not leave the old stamp behind
-	stamp := filepath.Join(dir, DefaultStampFile)
-	if err := os.Remove(stamp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("default trace: %w", err)
-	}
-	tmp, err := os.MkdirTemp("", "kubesim-synth-*")
-	if err != nil {
-		return fmt.Errorf("default trace: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := Synth(ctx, DefaultSynthOptions(), tmp); err != nil {
-		return fmt.Errorf("default trace: %w", err)
-	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if _, err := Convert(ctx, tmp, dir, ConvertOptions{Compression: "lz4", Logger: quiet}); err != nil {
-		return fmt.Errorf("default trace: %w", err)
-	}
-	b, err := json.MarshalIndent(currentStamp(), "", "  ")
-	if err != nil {
-		return fmt.Errorf("default trace: %w", err)
-	}
-	if err := writeFileAtomic(stamp, append(b, '\n')); err != nil {
+	if err := EnsureSynth(ctx, dir, DefaultSynthOptions()); err != nil {
 		return fmt.Errorf("default trace: %w", err)
 	}
 	return nil
 }
 
-// stamped reports whether dir's DefaultStampFile names the current default
-// trace.
-func stamped(dir string) bool {
+// EnsureSynth makes sure dir holds the synthetic trace of opts, converted:
+// as EnsureDefault does for the default trace, it generates and converts
+// the trace when dir holds no complete conversion stamped with opts and the
+// current generator version, replacing what was there. The multi-trace
+// suite (sweep's suite section) makes its traces with it.
+func EnsureSynth(ctx context.Context, dir string, opts SynthOptions) error {
+	if err := opts.defaults(); err != nil {
+		return err
+	}
+	want := defaultStamp{Format: defaultStampFormat, Version: defaultVersion, Synth: opts}
+	if complete(dir) && stamped(dir, want) {
+		return nil
+	}
+	// an interrupted regeneration must not leave the old stamp behind
+	stamp := filepath.Join(dir, DefaultStampFile)
+	if err := os.Remove(stamp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "kubesim-synth-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := Synth(ctx, opts, tmp); err != nil {
+		return err
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if _, err := Convert(ctx, tmp, dir, ConvertOptions{Compression: "lz4", Logger: quiet}); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(want, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(stamp, append(b, '\n'))
+}
+
+// stamped reports whether dir's DefaultStampFile records the trace want.
+func stamped(dir string, want defaultStamp) bool {
 	b, err := os.ReadFile(filepath.Join(dir, DefaultStampFile))
 	if err != nil {
 		return false
 	}
 	var s defaultStamp
-	return json.Unmarshal(b, &s) == nil && s == currentStamp()
+	return json.Unmarshal(b, &s) == nil && s == want
 }
 
 // complete reports whether dir has a manifest whose files all exist with

@@ -24,14 +24,14 @@ func TestEnsureDefault(t *testing.T) {
 	if _, err := Convert(context.Background(), csvDir, dir, ConvertOptions{Compression: "lz4", Logger: quiet}); err != nil {
 		t.Fatal(err)
 	}
-	if !complete(dir) || stamped(dir) {
+	if !complete(dir) || stamped(dir, currentStamp()) {
 		t.Fatal("the old default trace should be complete and unstamped")
 	}
 	// EnsureDefault makes it again, with the machines of DefaultSynthOptions
 	if err := EnsureDefault(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
-	if !stamped(dir) {
+	if !stamped(dir, currentStamp()) {
 		t.Error("no current stamp after EnsureDefault")
 	}
 	m, err := ReadManifest(dir)
@@ -69,7 +69,7 @@ func TestEnsureDefault(t *testing.T) {
 	if err := EnsureDefault(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := os.Stat(filepath.Join(dir, ManifestFile)); again.ModTime().Equal(info.ModTime()) || !stamped(dir) {
+	if again, _ := os.Stat(filepath.Join(dir, ManifestFile)); again.ModTime().Equal(info.ModTime()) || !stamped(dir, currentStamp()) {
 		t.Error("EnsureDefault kept a trace stamped with another version")
 	}
 	// the default trace spans two days, split into hours: 30 training, 6

@@ -63,6 +63,7 @@ type trainKey struct {
 	Manifest  string
 	Code      string
 	Synthetic bool
+	Suite     *suiteKey `json:",omitempty"`
 }
 
 // evalKey is everything that determines an evaluation cell's rows.
@@ -75,6 +76,7 @@ type evalKey struct {
 	Seed       uint64
 	Workload   string
 	Policy     string // training cell hash, checkpoint hash, or ""
+	Regime     string `json:",omitempty"` // a suite window's regime
 	Manifest   string
 	Code       string
 	Compaction *Compaction `json:",omitempty"` // mode: compaction's settings; nil when evaluating
@@ -125,16 +127,36 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 		var test []dataset.Window
 		var ws dataset.Windows
 		tr := (*Trace)(nil)
-		if s.Trace != nil {
-			dir := s.Trace.Dir
-			if _, ok := p.Manifests[dir]; !ok {
-				h, err := fileHash(filepath.Join(dir, dataset.ManifestFile))
-				if err != nil {
-					return nil, fmt.Errorf("%sreading manifest: %w", label, err)
-				}
-				p.Manifests[dir] = h
+		var suite []SuiteWindow
+		var skey *suiteKey
+		switch {
+		case s.Suite != nil:
+			k := s.Suite.key()
+			skey = &k
+			if suite, err = s.Suite.EvalWindows(s.Suite.Evaluate); err != nil {
+				return nil, fmt.Errorf("%s%w", label, err)
 			}
-			manifest = p.Manifests[dir]
+			// training reads the train and validation traces: their
+			// manifests name the data of a training cell
+			var hs []string
+			for _, split := range []string{SplitTrain, SplitValidation} {
+				for _, seed := range s.Suite.Seeds(split) {
+					h, err := p.manifest(s.Suite.TraceDir(seed))
+					if err != nil {
+						return nil, fmt.Errorf("%s%w", label, err)
+					}
+					hs = append(hs, h)
+				}
+			}
+			if manifest, err = hashOf(hs); err != nil {
+				return nil, err
+			}
+			t := *s.Trace
+			tr = &t
+		case s.Trace != nil:
+			if manifest, err = p.manifest(s.Trace.Dir); err != nil {
+				return nil, fmt.Errorf("%s%w", label, err)
+			}
 			if ws, err = s.ResolveWindows(); err != nil {
 				return nil, fmt.Errorf("%s%w", label, err)
 			}
@@ -168,7 +190,7 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 				ttr = &t
 			}
 			h, err := hashOf(trainKey{Trace: ttr, Train: ws.Train, Val: ws.Val, Cluster: s.Cluster, Reward: s.Reward, Prior: s.Prior,
-				PPO: s.PPO, Manifest: manifest, Code: b.Code, Synthetic: s.Trace == nil})
+				PPO: s.PPO, Manifest: manifest, Code: b.Code, Synthetic: s.Trace == nil, Suite: skey})
 			if err != nil {
 				return nil, err
 			}
@@ -179,8 +201,12 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 			}
 			policy = "train " + h
 		}
-		cases, err := Cases(s, test, 1)
-		if err != nil {
+		var cases []Case
+		if s.Suite != nil {
+			if cases = SuiteCases(s, suite, 1); len(cases) == 0 {
+				return nil, fmt.Errorf("%seval.nodes %v: every size is larger than the suite's traces of split %s, so nothing is evaluated", label, s.Eval.Nodes, s.Suite.Evaluate)
+			}
+		} else if cases, err = Cases(s, test, 1); err != nil {
 			return nil, fmt.Errorf("%s%w", label, err)
 		}
 		var comp *Compaction
@@ -194,8 +220,15 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 					win = extend(w, s.warmUp()).String()
 				}
 			}
+			cm := manifest
+			if s.Suite != nil {
+				win = extend(c.window, s.warmUp()).String()
+				if cm, err = p.manifest(c.dir); err != nil {
+					return nil, fmt.Errorf("%s%w", label, err)
+				}
+			}
 			h, err := hashOf(evalKey{Trace: tr, Window: win, Cluster: s.Cluster, Schedulers: s.Eval.Schedulers,
-				Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Policy: policy, Manifest: manifest, Code: b.Code, Compaction: comp})
+				Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Policy: policy, Manifest: cm, Code: b.Code, Compaction: comp, Regime: c.Regime})
 			if err != nil {
 				return nil, err
 			}
@@ -203,4 +236,17 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// manifest returns the SHA-256 of dir's manifest, read once per plan.
+func (p *Plan) manifest(dir string) (string, error) {
+	if h, ok := p.Manifests[dir]; ok {
+		return h, nil
+	}
+	h, err := fileHash(filepath.Join(dir, dataset.ManifestFile))
+	if err != nil {
+		return "", fmt.Errorf("reading manifest: %w", err)
+	}
+	p.Manifests[dir] = h
+	return h, nil
 }

@@ -38,8 +38,12 @@ func writeRowsCSV(w io.Writer, lead []string, leadOf func(i int) []string, rows 
 	}
 	cols := slices.Sorted(maps.Keys(keys))
 	compaction := slices.ContainsFunc(rows, func(r Row) bool { return r.Needed > 0 })
+	suite := slices.ContainsFunc(rows, func(r Row) bool { return r.Regime != "" })
 	cw := csv.NewWriter(w)
 	header := append(slices.Clone(lead), "nodes", "seed", "workload", "scheduler")
+	if suite {
+		header = append(header, "regime")
+	}
 	if compaction {
 		header = append(header, "nodes_needed")
 	}
@@ -52,6 +56,9 @@ func writeRowsCSV(w io.Writer, lead []string, leadOf func(i int) []string, rows 
 			rec = leadOf(i)
 		}
 		rec = append(rec, strconv.Itoa(row.Nodes), strconv.FormatUint(row.Seed, 10), row.Workload, row.Result.Scheduler)
+		if suite {
+			rec = append(rec, row.Regime)
+		}
 		if compaction {
 			rec = append(rec, strconv.Itoa(row.Needed))
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kubesim/kubesim/internal/atomicfile"
@@ -161,6 +162,21 @@ func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) err
 			return err
 		}
 		if err := plotBars(plots, title, g, tables); err != nil {
+			return err
+		}
+	}
+	if slices.ContainsFunc(rows, func(r pointRow) bool { return r.Regime != "" }) {
+		obs := make([]SuiteObs, len(rows))
+		for i, r := range rows {
+			var ss []Setting
+			for _, s := range pf.Points[r.point].Settings {
+				if s.Key != "eval.nodes" {
+					ss = append(ss, s)
+				}
+			}
+			obs[i] = SuiteObs{Group: Point(ss), Row: r.Row}
+		}
+		if err := WriteSuite(&b, SummariseSuite(obs)); err != nil {
 			return err
 		}
 	}

@@ -27,6 +27,12 @@ type Case struct {
 	Nodes    int
 	Seed     uint64
 	Workload string
+	// Regime is a suite window's regime (RegimeBurst or RegimeCalm); ""
+	// outside a suite.
+	Regime string
+	// window and dir are a suite case's trace window and folder.
+	window dataset.Window
+	dir    string
 	// load makes the workload and its simulator configuration; cases load
 	// lazily, so that a big experiment holds only the workloads being
 	// replayed.
@@ -41,10 +47,12 @@ func NewCase(w *sim.Workload, cfg sim.Config) Case {
 
 // Row is one replay of a case by one scheduler.
 type Row struct {
-	Nodes    int         `json:"nodes"`
-	Seed     uint64      `json:"seed"`
-	Workload string      `json:"workload"`
-	Result   *sim.Result `json:"result"`
+	Nodes    int    `json:"nodes"`
+	Seed     uint64 `json:"seed"`
+	Workload string `json:"workload"`
+	// Regime is the suite window's regime; "" outside a suite.
+	Regime string      `json:"regime,omitempty"`
+	Result *sim.Result `json:"result"`
 	// Needed is, in mode: compaction, the fewest nodes that ran the
 	// workload (sampled on Nodes machines) within the threshold; Result is
 	// the replay at that size and Search the binary search's probes.
@@ -142,7 +150,7 @@ func replayCase(ctx context.Context, c Case, scheds []Scheduler, bounds bool, do
 			return nil, fmt.Errorf("%s on %s (%d nodes, seed %d): %w", sc.Name, c.Workload, c.Nodes, c.Seed, err)
 		}
 		r.Scheduler = sc.Name
-		row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Result: r}
+		row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Regime: c.Regime, Result: r}
 		rows = append(rows, row)
 		if done != nil {
 			done(row)
@@ -159,7 +167,7 @@ func replayCase(ctx context.Context, c Case, scheds []Scheduler, bounds bool, do
 			return nil, fmt.Errorf("fluid relaxation of %s (%d nodes, seed %d): %w", c.Workload, c.Nodes, c.Seed, err)
 		}
 		r.Scheduler = FluidBound
-		row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Result: r}
+		row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Regime: c.Regime, Result: r}
 		rows = append(rows, row)
 		if done != nil {
 			done(row)
@@ -178,7 +186,7 @@ func replayCase(ctx context.Context, c Case, scheds []Scheduler, bounds bool, do
 		}
 		if ok {
 			br := &sim.Result{Scheduler: AdmissionBound, Pods: r.Pods, Unschedulable: bound}
-			row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Result: br}
+			row := Row{Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Regime: c.Regime, Result: br}
 			rows = append(rows, row)
 			if done != nil {
 				done(row)

@@ -48,6 +48,25 @@ func checkMemory(spec *Spec, test []dataset.Window) error {
 	return nil
 }
 
+// checkSuiteMemory is checkMemory for a suite spec: each evaluated trace's
+// windows against its own manifest.
+func checkSuiteMemory(spec *Spec) error {
+	ws, err := spec.Suite.EvalWindows(spec.Suite.Evaluate)
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		s := *spec
+		t := *spec.Trace
+		t.Dir = w.Dir
+		s.Trace, s.Suite = &t, nil
+		if err := checkMemory(&s, []dataset.Window{w.Window}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Schedulers lists the heuristics of eval.schedulers ("all" for every
 // registered one) and, with a checkpoint, the learned policy as "ppo".
 func Schedulers(spec *Spec, checkpoint string) ([]Scheduler, error) {

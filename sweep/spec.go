@@ -26,8 +26,11 @@ type Spec struct {
 	Name    string      `yaml:"name"`
 	Trace   *Trace      `yaml:"trace"`
 	Windows *WindowSpec `yaml:"windows"`
-	Cluster Cluster     `yaml:"cluster"`
-	Reward  env.Reward  `yaml:"reward"`
+	// Suite replaces trace.dir and windows with the multi-trace protocol:
+	// many generated traces, split by seed (see Suite).
+	Suite   *Suite     `yaml:"suite" json:",omitempty"`
+	Cluster Cluster    `yaml:"cluster"`
+	Reward  env.Reward `yaml:"reward"`
 	// Prior is the heuristic prior of the observations (env.Prior): with
 	// ppo.prior the policy adds it to its logits, and ppo.bc_steps clones it.
 	Prior env.Prior  `yaml:"prior"`
@@ -191,8 +194,12 @@ func (s *Spec) Validate() error {
 	}
 	if s.Trace != nil {
 		switch {
-		case s.Trace.Dir == "":
+		case s.Trace.Dir == "" && s.Suite == nil:
 			return fmt.Errorf("trace.dir: missing")
+		case s.Trace.Dir != "" && s.Suite != nil:
+			return fmt.Errorf("trace.dir: given with a suite section, which makes the traces: leave it out")
+		case s.Suite != nil && s.Windows != nil:
+			return fmt.Errorf("windows: given with a suite section, which chooses the windows: leave it out")
 		case s.Trace.LoadFactor < 0:
 			return fmt.Errorf("trace.load_factor = %v: must not be negative", s.Trace.LoadFactor)
 		case slices.ContainsFunc(s.Trace.TrainLoadFactors, func(f float64) bool { return !(f > 0) || math.IsInf(f, 0) }):
@@ -214,6 +221,16 @@ func (s *Spec) Validate() error {
 		}
 	} else if s.Windows != nil {
 		return fmt.Errorf("windows: given without a trace section")
+	} else if s.Suite != nil {
+		return fmt.Errorf("suite: needs a trace section (without dir) for its load factor and warm start")
+	}
+	if s.Suite != nil {
+		if err := s.Suite.validate(); err != nil {
+			return err
+		}
+		if s.Mode == ModeCompaction {
+			return fmt.Errorf("mode: %s does not take a suite", ModeCompaction)
+		}
 	}
 	for _, n := range s.Eval.Nodes {
 		if n < 1 {
@@ -259,7 +276,10 @@ func ReadSpec(path string) (*Spec, error) {
 // relative to dir, the spec file's folder.
 func (s *Spec) resolve(dir string) {
 	s.dir = dir
-	if s.Trace != nil && !filepath.IsAbs(s.Trace.Dir) {
+	if s.Suite != nil && !filepath.IsAbs(s.Suite.Dir) {
+		s.Suite.Dir = filepath.Join(dir, s.Suite.Dir)
+	}
+	if s.Trace != nil && s.Trace.Dir != "" && !filepath.IsAbs(s.Trace.Dir) {
 		s.Trace.Dir = filepath.Join(dir, s.Trace.Dir)
 	}
 	if c := s.Eval.Checkpoint; c != "" && !filepath.IsAbs(c) {

@@ -139,11 +139,20 @@ func Sweep(ctx context.Context, spec *Spec, opts SweepOptions) (*Outcome, error)
 	if opts.Jobs < 1 {
 		opts.Jobs = runtime.NumCPU()
 	}
+	if err := spec.EnsureData(ctx); err != nil {
+		return nil, err
+	}
 	plan, err := NewPlan(spec, CurrentBuild())
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range plan.Points {
+		if s.Suite != nil {
+			if err := checkSuiteMemory(s); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		var test []dataset.Window
 		if s.Trace != nil {
 			ws, err := s.ResolveWindows()

@@ -18,6 +18,9 @@ func (s *Spec) ResolveWindows() (dataset.Windows, error) {
 	if s.Trace == nil {
 		return ws, fmt.Errorf("windows: the spec has no trace section")
 	}
+	if s.Suite != nil {
+		return ws, fmt.Errorf("windows: the spec's suite chooses its windows per trace (Suite.EvalWindows)")
+	}
 	dir := s.Trace.Dir
 	if s.Windows == nil || len(s.Windows.Train)+len(s.Windows.Validation)+len(s.Windows.Test) == 0 {
 		m, err := dataset.ReadManifest(dir)
@@ -100,6 +103,15 @@ func extend(w dataset.Window, warmUp sim.Time) dataset.Window {
 func (s *Spec) Sources() (train, val env.Source, err error) {
 	if s.Trace == nil {
 		return nil, nil, nil
+	}
+	if s.Suite != nil {
+		if train, err = s.Suite.Source(SplitTrain, s.Trace); err != nil {
+			return nil, nil, err
+		}
+		if val, err = s.Suite.Source(SplitValidation, s.Trace); err != nil {
+			return nil, nil, err
+		}
+		return train, val, nil
 	}
 	ws, err := s.ResolveWindows()
 	if err != nil {

@@ -57,6 +57,9 @@ with --force, never overwritten otherwise; nothing in it changes until the run h
 			if _, err := sweep.Schedulers(spec, ""); err != nil {
 				return usageError{fmt.Errorf("%s: %w", config, err)}
 			}
+			if err := spec.EnsureData(cmd.Context()); err != nil {
+				return err
+			}
 			src, valSrc, err := spec.Sources()
 			if err != nil {
 				return usageError{err}

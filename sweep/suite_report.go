@@ -1,0 +1,344 @@
+package sweep
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+)
+
+// HindsightGate is the row name of the best heuristic of each cell chosen
+// after the fact (a cell: one window of one trace at one load and size,
+// its value the mean over evaluation seeds). No deployable scheduler knows
+// that choice in advance, so the row is the ceiling of gating between the
+// heuristics: a learned mixture of their scores could at best reach it.
+const HindsightGate = "hindsight-gate"
+
+// SuiteObs is one replay of a suite sweep: its row and the grid group it
+// belongs to (the grid settings but eval.nodes, such as
+// "trace.load_factor=1.3").
+type SuiteObs struct {
+	Group string
+	Row   Row
+}
+
+// SuiteColumn is one (group, size) of a suite table.
+type SuiteColumn struct {
+	Group string
+	Nodes int
+}
+
+// SuiteLine is one scheduler's line of a suite table. Counts are totals
+// over the table's cells of the unschedulable pods, each cell's count the
+// mean over evaluation seeds.
+type SuiteLine struct {
+	Scheduler string
+	ByColumn  []float64
+	Total     float64
+	// Ratio is Total over the best single heuristic's total.
+	Ratio float64
+	// Diff is Total minus the best single heuristic's, paired by workload
+	// and seed: its mean and 95% half-width scaled to the table's total
+	// (the per-pair interval times the number of cells, each of which has
+	// eval.seeds pairs).
+	Diff Interval
+	// Collapses counts the cells where the scheduler left more than
+	// 1.25 times the best single heuristic's count plus 5 pods.
+	Collapses int
+	// P95 is the mean high-priority pending p95 (censored at the window's
+	// end, seconds) over the table's replays; P95Diff its paired
+	// difference against kube-default.
+	P95     float64
+	P95Diff Interval
+}
+
+// SuiteTable is a suite's table for one regime ("" for every window).
+type SuiteTable struct {
+	Regime           string
+	Columns          []SuiteColumn
+	Lines            []SuiteLine
+	Workloads, Cells int
+}
+
+// SuiteReport is what a suite sweep measured: the best single heuristic
+// over the whole suite (every regime, load and size: the one a
+// practitioner would deploy) and one table per regime, then all windows.
+type SuiteReport struct {
+	BestSingle string
+	Tables     []SuiteTable
+}
+
+// collapse is the no-collapse margin: a cell collapses when a
+// scheduler leaves more than collapseFactor times the best single
+// heuristic's count plus collapseSlack pods.
+const (
+	collapseFactor = 1.25
+	collapseSlack  = 5
+)
+
+// SummariseSuite builds the suite's report from its replays.
+func SummariseSuite(obs []SuiteObs) SuiteReport {
+	type unitKey struct {
+		cell SuiteColumn
+		wl   string
+		seed uint64
+	}
+	type cellKey struct {
+		col SuiteColumn
+		wl  string
+	}
+	val := map[string]map[unitKey]float64{} // scheduler -> unit -> unschedulable
+	p95 := map[string]map[unitKey]float64{}
+	regime := map[string]string{} // workload -> regime
+	var scheds []string
+	for _, o := range obs {
+		r := o.Row
+		name := r.Result.Scheduler
+		if name == FluidBound {
+			continue
+		}
+		if _, ok := val[name]; !ok {
+			scheds = append(scheds, name)
+			val[name], p95[name] = map[unitKey]float64{}, map[unitKey]float64{}
+		}
+		u := unitKey{SuiteColumn{o.Group, r.Nodes}, r.Workload, r.Seed}
+		val[name][u] = float64(r.Result.Unschedulable)
+		p95[name][u] = r.Result.HighPrioPendingP95CensoredMs / 1000
+		regime[r.Workload] = r.Regime
+	}
+	heur := slices.DeleteFunc(slices.Clone(scheds), func(n string) bool { return isBound(n) || n == Learned })
+	// the units every heuristic replayed, in a fixed order
+	var units []unitKey
+	if len(heur) > 0 {
+		for u := range val[heur[0]] {
+			units = append(units, u)
+		}
+	}
+	slices.SortFunc(units, func(a, b unitKey) int {
+		return cmp.Or(cmp.Compare(a.cell.Group, b.cell.Group), cmp.Compare(a.cell.Nodes, b.cell.Nodes),
+			cmp.Compare(a.wl, b.wl), cmp.Compare(a.seed, b.seed))
+	})
+	seeds := map[cellKey]float64{} // evaluation seeds of each cell
+	for _, u := range units {
+		seeds[cellKey{u.cell, u.wl}]++
+	}
+	// total sums the cells' means over seeds
+	total := func(name string, keep func(unitKey) bool) float64 {
+		var s float64
+		for _, u := range units {
+			if keep(u) {
+				s += val[name][u] / seeds[cellKey{u.cell, u.wl}]
+			}
+		}
+		return s
+	}
+	all := func(unitKey) bool { return true }
+	rep := SuiteReport{}
+	best := math.Inf(1)
+	for _, h := range heur {
+		if t := total(h, all); t < best {
+			best, rep.BestSingle = t, h
+		}
+	}
+	// the hindsight gate: per cell, the heuristic with the lowest mean
+	cellSum := func(name string, c cellKey) (float64, int) {
+		var s float64
+		var n int
+		for _, u := range units {
+			if u.cell == c.col && u.wl == c.wl {
+				s += val[name][u]
+				n++
+			}
+		}
+		return s, n
+	}
+	gate := map[unitKey]float64{}
+	gateP95 := map[unitKey]float64{}
+	chosen := map[cellKey]string{}
+	for _, u := range units {
+		c := cellKey{u.cell, u.wl}
+		if _, ok := chosen[c]; !ok {
+			bestH, bestS := "", math.Inf(1)
+			for _, h := range heur {
+				if s, _ := cellSum(h, c); s < bestS {
+					bestH, bestS = h, s
+				}
+			}
+			chosen[c] = bestH
+		}
+		gate[u], gateP95[u] = val[chosen[c]][u], p95[chosen[c]][u]
+	}
+	if len(heur) > 0 {
+		val[HindsightGate], p95[HindsightGate] = gate, gateP95
+	}
+	rows := slices.Clone(heur)
+	if _, ok := val[Learned]; ok {
+		rows = append(rows, Learned)
+	}
+	if len(heur) > 0 {
+		rows = append(rows, HindsightGate)
+	}
+	if _, ok := val[AdmissionBound]; ok {
+		rows = append(rows, AdmissionBound)
+	}
+	for _, reg := range []string{RegimeBurst, RegimeCalm, ""} {
+		keep := func(u unitKey) bool { return reg == "" || regime[u.wl] == reg }
+		t := SuiteTable{Regime: reg}
+		cols := map[SuiteColumn]bool{}
+		cells := map[cellKey]bool{}
+		wls := map[string]bool{}
+		for _, u := range units {
+			if keep(u) {
+				cols[u.cell] = true
+				cells[cellKey{u.cell, u.wl}] = true
+				wls[u.wl] = true
+			}
+		}
+		if len(cells) == 0 {
+			continue
+		}
+		for c := range cols {
+			t.Columns = append(t.Columns, c)
+		}
+		slices.SortFunc(t.Columns, func(a, b SuiteColumn) int {
+			return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Nodes, b.Nodes))
+		})
+		t.Workloads, t.Cells = len(wls), len(cells)
+		bestTotal := total(rep.BestSingle, keep)
+		for _, name := range rows {
+			ln := SuiteLine{Scheduler: name}
+			for _, c := range t.Columns {
+				ln.ByColumn = append(ln.ByColumn, total(name, func(u unitKey) bool { return keep(u) && u.cell == c }))
+			}
+			ln.Total = total(name, keep)
+			ln.Ratio = ln.Total / bestTotal
+			var a, b, pa, pb []float64
+			for _, u := range units {
+				if !keep(u) {
+					continue
+				}
+				x, ok := val[name][u]
+				if !ok {
+					x = math.NaN()
+				}
+				a, b = append(a, x), append(b, val[rep.BestSingle][u])
+				if name != AdmissionBound {
+					pa, pb = append(pa, p95[name][u]), append(pb, p95["kube-default"][u])
+				}
+			}
+			// every cell has eval.seeds pairs: the total's difference is
+			// the mean pair's times the cells
+			d := PairedCI(a, b)
+			k := float64(len(cells))
+			ln.Diff = Interval{Mean: d.Mean * k, Half: d.Half * k, N: d.N}
+			ln.P95, ln.P95Diff = math.NaN(), Interval{Mean: math.NaN(), Half: math.NaN()}
+			if name != AdmissionBound {
+				ln.P95 = MeanCI(pa).Mean
+				if _, ok := p95["kube-default"]; ok {
+					ln.P95Diff = PairedCI(pa, pb)
+				}
+			}
+			for c := range cells {
+				if !keep(unitKey{cell: c.col, wl: c.wl}) {
+					continue
+				}
+				s, n := cellSum(name, c)
+				bs, _ := cellSum(rep.BestSingle, c)
+				if n > 0 && name != AdmissionBound && s/float64(n) > collapseFactor*bs/float64(n)+collapseSlack {
+					ln.Collapses++
+				}
+			}
+			t.Lines = append(t.Lines, ln)
+		}
+		rep.Tables = append(rep.Tables, t)
+	}
+	return rep
+}
+
+// WriteSuite prints the report as markdown tables.
+func WriteSuite(w io.Writer, rep SuiteReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Suite: unschedulable pods by regime\n\n")
+	fmt.Fprintf(&b, "Best single heuristic over the whole suite (every regime, load and size): **%s**. "+
+		"Counts are totals over cells (a cell: one window of one trace at one load and size, the mean over evaluation seeds); "+
+		"x best: the total over the best single heuristic's; Δ: the paired difference of the total (95%%, paired by window and seed); "+
+		"collapses: cells above %.2fx the best single heuristic + %d; hi p95: the mean high-priority pending p95 (s, censored at the window's end) and its paired difference against kube-default.\n",
+		rep.BestSingle, collapseFactor, collapseSlack)
+	for _, t := range rep.Tables {
+		name := t.Regime + " windows"
+		if t.Regime == "" {
+			name = "all windows"
+		}
+		fmt.Fprintf(&b, "\n### %s (%d windows, %d cells)\n\n", name, t.Workloads, t.Cells)
+		b.WriteString("| scheduler |")
+		for _, c := range t.Columns {
+			fmt.Fprintf(&b, " %s n=%d |", shortGroup(c.Group), c.Nodes)
+		}
+		b.WriteString(" total | x best | Δ total vs best | collapses | hi p95 s | Δ hi p95 vs kube-default |\n|---|")
+		for range t.Columns {
+			b.WriteString("---|")
+		}
+		b.WriteString("---|---|---|---|---|---|\n")
+		for _, ln := range t.Lines {
+			fmt.Fprintf(&b, "| %s |", ln.Scheduler)
+			for _, v := range ln.ByColumn {
+				fmt.Fprintf(&b, " %s |", fmtCount(v))
+			}
+			fmt.Fprintf(&b, " %s | %.3f | %s | %s | %s | %s |\n", fmtCount(ln.Total), ln.Ratio, fmtDiff(ln.Diff, ln.Scheduler == rep.BestSingle),
+				collapseText(ln), fmtNum(ln.P95, 0), fmtDiff(ln.P95Diff, ln.Scheduler == "kube-default"))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func collapseText(ln SuiteLine) string {
+	if ln.Scheduler == AdmissionBound {
+		return "n/a"
+	}
+	return fmt.Sprint(ln.Collapses)
+}
+
+// shortGroup turns "trace.load_factor=1.3" into "load 1.3"; other groups
+// stay as they are ("" for a spec without a grid).
+func shortGroup(g string) string {
+	if v, ok := strings.CutPrefix(g, "trace.load_factor="); ok && !strings.Contains(v, " ") {
+		return "load " + v
+	}
+	return g
+}
+
+func fmtCount(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func fmtNum(v float64, digits int) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.*f", digits, v)
+}
+
+// fmtDiff prints a difference "+12.3 ± 4.5" (bold when the interval
+// excludes 0); "—" for the reference itself, n/a without a value.
+func fmtDiff(iv Interval, self bool) string {
+	switch {
+	case self:
+		return "—"
+	case math.IsNaN(iv.Mean):
+		return "n/a"
+	}
+	s := fmt.Sprintf("%+.1f ± %.1f", iv.Mean, iv.Half)
+	if math.IsNaN(iv.Half) {
+		s = fmt.Sprintf("%+.1f", iv.Mean)
+	}
+	if iv.Excludes0() {
+		s = "**" + s + "**"
+	}
+	return s
+}

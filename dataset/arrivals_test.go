@@ -14,8 +14,8 @@ func TestHeaviestWindowHandMade(t *testing.T) {
 	dir := convertTrace(t, writeTrace(t, map[string][]string{
 		MachineMeta: {"m_a,0,1,r1,96,100,USING", "m_a,7000,1,r1,96,100,USING"},
 		ContainerMeta: {
-			"c_pre,m_a,0,app_x,started,400,800,3.125",    // before the trace: not an arrival
-			"c_pre,m_a,2500,app_x,started,400,800,3.125", // a later record of c_pre: not an arrival
+			"c_pre,m_a,0,app_x,started,400,800,3.125",     // before the trace: not an arrival
+			"c_pre,m_a,2500,app_x,started,400,800,3.125",  // a later record of c_pre: not an arrival
 			"c_new,m_a,3100,app_y,started,200,200,1.5625", // first record at 3100 s: bin 5
 			"c_new,m_a,3300,app_y,started,200,200,1.5625", // c_new again: not an arrival
 		},

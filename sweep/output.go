@@ -176,7 +176,12 @@ func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) err
 			}
 			obs[i] = SuiteObs{Group: Point(ss), Row: r.Row}
 		}
-		if err := WriteSuite(&b, SummariseSuite(obs)); err != nil {
+		rep := SummariseSuite(obs)
+		if err := WriteSuite(&b, rep); err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "\n![totals per regime against the best single heuristic](%s/%s)\n", PlotsDir, SuitePlot)
+		if err := plotSuite(plots, pf.Name, rep); err != nil {
 			return err
 		}
 	}

@@ -286,7 +286,7 @@ func WriteSuite(w io.Writer, rep SuiteReport) error {
 			for _, v := range ln.ByColumn {
 				fmt.Fprintf(&b, " %s |", fmtCount(v))
 			}
-			fmt.Fprintf(&b, " %s | %.3f | %s | %s | %s | %s |\n", fmtCount(ln.Total), ln.Ratio, fmtDiff(ln.Diff, ln.Scheduler == rep.BestSingle),
+			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", fmtCount(ln.Total), fmtNum(ln.Ratio, 3), fmtDiff(ln.Diff, ln.Scheduler == rep.BestSingle),
 				collapseText(ln), fmtNum(ln.P95, 0), fmtDiff(ln.P95Diff, ln.Scheduler == "kube-default"))
 		}
 	}

@@ -280,10 +280,13 @@ func TestSuiteSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Suite: unschedulable pods by regime", "### all windows (3 windows, 3 cells)", "| hindsight-gate |", "| tetris |"} {
+	for _, want := range []string{"## Suite: unschedulable pods by regime", "### all windows (3 windows, 3 cells)", "| hindsight-gate |", "| tetris |", "plots/suite-regimes.png"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(out, PlotsDir, SuitePlot)); err != nil {
+		t.Errorf("no suite plot: %v", err)
 	}
 	cells, err := os.ReadFile(filepath.Join(out, CellsCSV))
 	if err != nil {

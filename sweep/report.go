@@ -13,7 +13,6 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/kubesim/kubesim/sched"
-
 	"github.com/kubesim/kubesim/sim"
 )
 

@@ -63,8 +63,14 @@ func Names() []string {
 // draw from seed. An unknown name gives an error that wraps
 // ErrUnknownScheduler and lists the valid names. A name may add a size cap
 // to any of them, "NAME@capGIB" (sizecap.go): pods requesting more memory
-// than GIB GiB are left pending; those names are not in Names().
+// than GIB GiB are left pending; or an admission rule,
+// "NAME@adm:KEY=VALUE,..." (admission.go): large pods are left pending
+// while the rule's conditions hold. Those names are not in Names(). The
+// admission suffix is parsed first, so NAME may itself carry a cap.
 func New(name string, seed uint64) (sim.Scheduler, error) {
+	if s, ok, err := newAdmission(name, seed); ok {
+		return s, err
+	}
 	if s, ok, err := newSizeCap(name, seed); ok {
 		return s, err
 	}
@@ -74,4 +80,11 @@ func New(name string, seed uint64) (sim.Scheduler, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknownScheduler, name, strings.Join(Names(), ", "))
+}
+
+// Variant reports whether name is a registered heuristic with a size cap
+// ("NAME@capGIB") or an admission rule ("NAME@adm:..."), the names New
+// accepts beyond Names(). It does not check that New accepts name.
+func Variant(name string) bool {
+	return strings.Contains(name, capSuffix) || strings.Contains(name, admSuffix)
 }

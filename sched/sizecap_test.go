@@ -32,7 +32,9 @@ func TestSizeCapByHand(t *testing.T) {
 		name          string
 		pending       int64
 		pendingMemGiB float64
-	}{{"best-fit", 3, 30}, {"best-fit@cap20", 1, 30}, {"best-fit@cap30", 3, 30}, {"tetris@cap9.5", 4, 60}} {
+	}{{"best-fit", 3, 30}, {"best-fit@cap20", 1, 30}, {"best-fit@cap30", 3, 30}, {"tetris@cap9.5", 4, 60},
+		// an admission rule without conditions is the cap
+		{"best-fit@adm:gib=20", 1, 30}} {
 		s, err := sched.New(c.name, 1)
 		if err != nil {
 			t.Fatal(err)

@@ -88,6 +88,12 @@ type Pod struct {
 	violatedAt   Time
 }
 
+// ArrivedAt returns when the pod first arrived: it entered the pending
+// queue for the first time (an eviction does not change it). A scheduler
+// knows it: it is when it was first asked about the pod. Pending latency
+// runs from it.
+func (p *Pod) ArrivedAt() Time { return p.arrivedAt }
+
 // Decision constants.
 const (
 	// PendingDecision is the decision to leave a pod pending (the Pending

@@ -10,4 +10,7 @@
 // manifest), and Sweep runs the cells that are not stored yet and writes
 // cells.csv, summary.md, spec.yaml and plots. Merge combines the folders of
 // a sharded sweep; K8sJob runs the shards as a Kubernetes Indexed Job.
+// Compare and Frontier read a finished sweep's cells.csv: the paired
+// difference of two schedulers, and the oracle frontier of admission rules
+// against each cell's best heuristic (sim.AdmissionOracle).
 package sweep

@@ -12,6 +12,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 )
 
@@ -70,6 +71,13 @@ func MetricsFor(grace bool) []Metric {
 // Learned is the row name of the learned policy; every other scheduler
 // but the bound rows (FluidBound, AdmissionBound) is a heuristic.
 const Learned = "ppo"
+
+// reference reports whether the summary tables may take their differences
+// against scheduler name: a heuristic that sched registers by itself, not
+// the learned policy, a bound row, or a variant with a size cap or an
+// admission rule (sched.Variant). A variant is measured against the
+// heuristics, as the learned policy is.
+func reference(name string) bool { return name != Learned && !isBound(name) && !sched.Variant(name) }
 
 // FluidBound is the row name of the fluid relaxation (sim.Fluid): each
 // workload replayed on one node that pools the cluster's capacity. It
@@ -205,7 +213,7 @@ func Summarise(rows []Row, metrics []Metric) []SizeSummary {
 				if best < 0 || mean < t.Cells[best][m].Mean {
 					best = s
 				}
-				if name != Learned && (bestH < 0 || mean < t.Cells[bestH][m].Mean) {
+				if reference(name) && (bestH < 0 || mean < t.Cells[bestH][m].Mean) {
 					bestH = s
 				}
 			}

@@ -54,6 +54,28 @@ func TestSummarise(t *testing.T) {
 	}
 }
 
+// TestSummariseVariant: a size cap or an admission rule is never the
+// heuristic the differences are taken against, even with the lowest mean:
+// it is measured against the plain heuristics, as the learned policy is.
+func TestSummariseVariant(t *testing.T) {
+	row := func(name string, seed uint64, unsched int64) Row {
+		return Row{Nodes: 20, Seed: seed, Workload: "w", Result: &sim.Result{Scheduler: name, Unschedulable: unsched}}
+	}
+	rows := []Row{
+		row("holes", 1, 10), row("holes@adm:gib=40", 1, 7), row("best-fit@cap24", 1, 5),
+		row("holes", 2, 12), row("holes@adm:gib=40", 2, 11), row("best-fit@cap24", 2, 9),
+	}
+	c := Summarise(rows, Focused[:1])[0].Cells
+	// holes is the reference; the rule - holes per seed: -3, -1 -> mean -2;
+	// the cap - holes: -5, -3 -> mean -4, and the cap has the best mean (7).
+	if !c[0][0].BestHeuristic || c[1][0].BestHeuristic || c[2][0].BestHeuristic || !c[2][0].Best {
+		t.Errorf("marks: holes %+v, rule %+v, cap %+v", c[0][0], c[1][0], c[2][0])
+	}
+	if c[1][0].Diff.Mean != -2 || c[2][0].Diff.Mean != -4 {
+		t.Errorf("differences: rule %v, cap %v; want -2, -4", c[1][0].Diff.Mean, c[2][0].Diff.Mean)
+	}
+}
+
 // TestSummaryWidth: the focused table fits 120 characters with the longest
 // scheduler name and three-digit values in every column.
 func TestSummaryWidth(t *testing.T) {

@@ -110,7 +110,7 @@ shard (--k8s-shards), each running its shard on a shared volume. docs/sweep.md h
 	fl.StringVar(&job.MountPath, "k8s-mount", job.MountPath, "with --emit-k8s-job: where the volume is mounted (the pods' working directory)")
 	fl.StringVar(&job.CPU, "k8s-cpu", "", "with --emit-k8s-job: CPU per pod (request and limit)")
 	fl.StringVar(&job.Memory, "k8s-memory", "", "with --emit-k8s-job: memory per pod (request and limit)")
-	cmd.AddCommand(newSweepMergeCmd(), newSweepCompareCmd())
+	cmd.AddCommand(newSweepMergeCmd(), newSweepCompareCmd(), newSweepFrontierCmd())
 	return cmd
 }
 

@@ -83,6 +83,10 @@ type TableSummary struct {
 	Dropped map[string]int64
 	// Samples quotes the first malformed rows as "file:line: reason: detail".
 	Samples []string
+	// DupKeysCapped is set when the table has more distinct keys than the
+	// duplicate check remembers (maxDupKeys): later rows were checked
+	// against the first keys only.
+	DupKeysCapped bool
 	// MaxTime is the largest time stamp seen (seconds since trace start).
 	MaxTime int64
 	// Bytes is the size of the Arrow file written.
@@ -135,6 +139,9 @@ func (s Summary) String() string {
 			reasons = append(reasons, fmt.Sprintf("%s=%d", r, n))
 		}
 		sort.Strings(reasons)
+		if t.DupKeysCapped {
+			reasons = append(reasons, fmt.Sprintf("(duplicates checked against the first %d keys only)", maxDupKeys))
+		}
 		fmt.Fprintf(&b, "%-16s %12d %12d %10d %8d  %s\n", t.Table, t.Read, t.Kept, t.DroppedTotal(), t.Nulled, strings.Join(reasons, ", "))
 	}
 	return b.String()
@@ -209,6 +216,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	if m.Span < 0 || m.Span > MaxTraceSeconds {
+		return nil, fmt.Errorf("%s: span_seconds %d outside [0, %d]: convert the trace again", p, m.Span, MaxTraceSeconds)
 	}
 	for _, t := range m.Tables {
 		if _, ok := defs[t.Table]; !ok {

@@ -137,11 +137,13 @@ type roundTripCase struct {
 // randomTable draws rows for a table: about 15% of fields empty, utilisation
 // fields sometimes -1 or 101 (which must read back as null), integers now
 // and then written as reals ("7.0"), strings from a small alphabet so that
-// dictionaries repeat and change between batches.
+// dictionaries repeat and change between batches. Numbers lie in their
+// column's range (ranges.go), and the first key column is unique per row,
+// so that no row is dropped.
 func randomTable(r *rand.Rand, def *tableDef, n int) roundTripCase {
 	var c roundTripCase
 	var b bytes.Buffer
-	for range n {
+	for i := range n {
 		row := make([]value, len(def.cols))
 		for j, col := range def.cols {
 			if j > 0 {
@@ -153,13 +155,17 @@ func randomTable(r *rand.Rand, def *tableDef, n int) roundTripCase {
 			switch col.kind {
 			case kString:
 				s := "v" + strconv.Itoa(r.IntN(40))
+				if len(def.key) > 0 && j == def.key[0] {
+					s = "k" + strconv.Itoa(i)
+				}
 				row[j] = s
 				b.WriteString(s)
 			case kInt:
-				v := r.Int64N(2_000_000) - 1000
-				if col.pos { // resources are positive (others are ReasonResource)
-					v = 1 + r.Int64N(2_000_000)
+				lo, hi := int64(col.rng.Min), int64(min(col.rng.Max, 2_000_000))
+				if col.pos || col.rng.Positive { // resources are positive (others are ReasonResource)
+					lo = 1
 				}
+				v := lo + r.Int64N(hi-lo+1)
 				if col.util && r.IntN(10) == 0 {
 					v = []int64{-1, 101}[r.IntN(2)]
 				}
@@ -173,9 +179,10 @@ func randomTable(r *rand.Rand, def *tableDef, n int) roundTripCase {
 				}
 			case kReal:
 				v := math.Round(r.NormFloat64()*1e6) / 100
-				if col.pos {
+				if col.pos || col.rng.Positive || col.rng.Min >= 0 {
 					v = math.Abs(v) + 0.01
 				}
+				v = min(v, col.rng.Max)
 				if col.util && r.IntN(10) == 0 {
 					v = []float64{-1, 101}[r.IntN(2)]
 				}

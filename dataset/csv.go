@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v15/arrow"
 )
@@ -162,7 +163,24 @@ const (
 	// container's request, limit or memory, a task's plan) that is zero or
 	// negative.
 	ReasonResource = "non-positive resource"
+	// ReasonRange is a number outside its column's range (ranges.go): a
+	// time beyond MaxTraceSeconds, a resource above its ceiling, a
+	// utilisation outside [0, 100] that is not a null marker.
+	ReasonRange = "out of range"
+	// ReasonText is a field that is not valid UTF-8.
+	ReasonText = "invalid UTF-8"
+	// ReasonTruncated is a last line without its end of line: a file cut
+	// short, whose last row may have lost digits and still have its columns.
+	ReasonTruncated = "truncated last line"
+	// ReasonDuplicate is a row whose key (tableKeys) and values repeat an
+	// earlier row's; ReasonConflict one whose key repeats an earlier row's
+	// with other values. The first row is kept.
+	ReasonDuplicate = "duplicate row"
+	ReasonConflict  = "conflicting duplicate key"
 )
+
+// utf8BOM is the byte order mark some tools put at the start of a CSV file.
+var utf8BOM = []byte("\xef\xbb\xbf")
 
 // MalformedError is a CSV row that could not be parsed. It names the file
 // and the line (1-based, counting every line including a header).
@@ -234,6 +252,8 @@ func parseMembers(ctx context.Context, def *tableDef, po parseOptions, sum *Tabl
 		}
 	}()
 	bb := <-free
+	keys := newKeySet(maxDupKeys)
+	defer func() { sum.DupKeysCapped = sum.DupKeysCapped || keys.capped }()
 	row := make([]cell, len(def.cols))
 	fields := make([][]byte, 0, len(def.cols)+1)
 	flush := func() error {
@@ -277,7 +297,11 @@ func parseMembers(ctx context.Context, def *tableDef, po parseOptions, sum *Tabl
 			if err != nil && err != io.EOF {
 				return fmt.Errorf("%s:%d: %w", name, line, err)
 			}
+			truncated := err == io.EOF && raw[len(raw)-1] != '\n'
 			l := bytes.TrimRight(raw, "\r\n")
+			if line == 1 {
+				l = bytes.TrimPrefix(l, utf8BOM)
+			}
 			if len(bytes.TrimSpace(l)) == 0 {
 				if err == io.EOF {
 					break
@@ -294,7 +318,21 @@ func parseMembers(ctx context.Context, def *tableDef, po parseOptions, sum *Tabl
 				continue
 			}
 			sum.Read++
-			if me := parseRow(fields, def, row, sum); me != nil {
+			me := parseRow(fields, def, row, sum)
+			if me == nil && truncated {
+				me = &MalformedError{Reason: ReasonTruncated, Detail: "the file ends inside this line (no end of line after it)"}
+			}
+			if me == nil && len(def.key) > 0 {
+				if h, ok := keyHash(fields, def.key); ok {
+					if seen, same := keys.check(h, l); seen {
+						me = &MalformedError{Reason: ReasonConflict, Detail: "key " + keyText(fields, def) + " seen before with other values"}
+						if same {
+							me = &MalformedError{Reason: ReasonDuplicate, Detail: "key " + keyText(fields, def) + " seen before with the same values"}
+						}
+					}
+				}
+			}
+			if me != nil {
 				me.File, me.Line = name, line
 				if e := sum.malformed(po, me); e != nil {
 					return e
@@ -369,7 +407,23 @@ func isHeader(fields [][]byte, def *tableDef) bool {
 	return len(fields) > 0 && strings.EqualFold(strings.TrimSpace(string(fields[0])), def.cols[0].name)
 }
 
-// parseRow parses fields into row; it returns nil when every field is valid.
+// keyText formats a row's key fields for a message, as "(a, b)".
+func keyText(fields [][]byte, def *tableDef) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for j, k := range def.key {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		b.Write(fields[k])
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// parseRow parses fields into row; it returns nil when every field is valid:
+// the right number of columns, text in UTF-8, numbers that parse and lie in
+// their column's range (ranges.go).
 func parseRow(fields [][]byte, def *tableDef, row []cell, sum *TableSummary) *MalformedError {
 	if len(fields) != len(def.cols) {
 		return &MalformedError{Reason: ReasonColumns,
@@ -385,41 +439,40 @@ func parseRow(fields [][]byte, def *tableDef, row []cell, sum *TableSummary) *Ma
 		if r.null {
 			continue
 		}
+		var v float64 // the number, for the range check
 		switch c.kind {
 		case kString:
+			if !utf8.Valid(f) {
+				return &MalformedError{Reason: ReasonText, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
+			}
 			r.s = f
+			continue
 		case kInt:
-			v, ok := parseInt(f)
+			iv, ok := parseInt(f)
 			if !ok {
 				return &MalformedError{Reason: ReasonInt, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
 			}
-			r.i = v
-			if c.pos && v <= 0 {
-				return &MalformedError{Reason: ReasonResource, Detail: fmt.Sprintf("column %s: %d", c.name, v)}
-			}
-			if c.util && (v == -1 || v == 101) {
-				r.null = true
-				nulled++
-			}
-			if c.time && v > maxTime {
-				maxTime = v
-			}
+			r.i, v = iv, float64(iv)
 		case kReal:
-			v, ok := parseReal(f)
+			fv, ok := parseReal(f)
 			if !ok {
 				return &MalformedError{Reason: ReasonReal, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
 			}
-			r.f = v
-			if c.pos && !(v > 0) {
-				return &MalformedError{Reason: ReasonResource, Detail: fmt.Sprintf("column %s: %v", c.name, v)}
-			}
-			if c.util && (v == -1 || v == 101) {
-				r.null = true
-				nulled++
-			}
-			if c.time && v > float64(maxTime) && v < 1e15 {
-				maxTime = int64(math.Ceil(v))
-			}
+			r.f, v = fv, fv
+		}
+		if c.pos && !(v > 0) {
+			return &MalformedError{Reason: ReasonResource, Detail: fmt.Sprintf("column %s: %s", c.name, f)}
+		}
+		if c.util && (v == -1 || v == 101) {
+			r.null = true
+			nulled++
+			continue
+		}
+		if c.hasRange && !c.rng.contains(v) {
+			return &MalformedError{Reason: ReasonRange, Detail: fmt.Sprintf("column %s: %s outside %s", c.name, f, c.rng)}
+		}
+		if c.time && v > float64(maxTime) {
+			maxTime = int64(math.Ceil(v))
 		}
 	}
 	sum.Nulled += int64(nulled)

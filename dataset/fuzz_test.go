@@ -12,11 +12,13 @@ import (
 	"testing"
 
 	"github.com/apache/arrow/go/v15/arrow"
+	"github.com/apache/arrow/go/v15/arrow/array"
 )
 
 // FuzzCSVRows: the CSV row parser accepts or counts any bytes as rows of
 // any table, never panics, and keeps the counts straight (read = kept +
-// dropped); a kept row has positive resources.
+// dropped); a kept row has positive resources and every number in its
+// column's range (ranges.go).
 func FuzzCSVRows(f *testing.F) {
 	for _, name := range []string{"machine_meta", "batch_task", "container_meta", "machine_usage", "container_usage"} {
 		b, err := os.ReadFile(filepath.Join(fixtures, name+".sample.csv"))
@@ -27,6 +29,18 @@ func FuzzCSVRows(f *testing.F) {
 	}
 	f.Add(uint8(1), []byte("t1,1,j1,1,Terminated,1,2,-50,0.5\n\"a\",,,\r\n\n,,,,,,,,"))
 	f.Add(uint8(2), []byte("c_1,m_1,0,app,started,400,400,1.5e308\nc_2,m_1,1e400,app,x,0,0,NaN\n"))
+	// issue 28's inputs: a BOM (with and without a header), times and
+	// resources out of range, duplicates and conflicts, a cut last line, a
+	// negative utilisation
+	f.Add(uint8(0), []byte("\ufeffm_1,0,1,a,96,100,USING\nm_2,0,1,a,96,100,USING\n"))
+	f.Add(uint8(0), []byte("\ufeffmachine_id,time_stamp,failure_domain_1,failure_domain_2,cpu_num,mem_size,status\nm_1,0,1,a,96,100,USING\n"))
+	f.Add(uint8(5), []byte("i_1,t_1,j_1,1,Terminated,100,10000000000,m_1,1,1,50,60,0.5,0.6\ni_2,t_1,j_1,1,Terminated,100,9000000000000000000,m_1,1,1,50,60,0.5,0.6\n"))
+	f.Add(uint8(4), []byte("t1,1,j1,1,Terminated,1,2,1e300,0.5\nt2,1,j1,1,Terminated,1,2,50,1e300\n"))
+	f.Add(uint8(0), []byte("m_1,0,1,a,96,1000000000000000000,USING\n"))
+	f.Add(uint8(5), []byte("i_1,t_1,j_1,1,T,100,200,m_1,1,1,50,60,0.5,0.6\ni_1,t_1,j_1,1,T,100,200,m_1,1,1,50,60,0.5,0.6\n"))
+	f.Add(uint8(0), []byte("m_1,0,1,a,96,100,USING\nm_1,0,1,a,64,100,USING\n"))
+	f.Add(uint8(0), []byte("m_1,0,1,a,96,100,USING\nm_3,0,1,a,96,100,US"))
+	f.Add(uint8(3), []byte("c_1,m_1,60,10,20,,,,,,\nc_1,m_1,120,-50,20,,,,,,\n"))
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		def := defs[Tables[int(which)%len(Tables)]]
 		var ts TableSummary
@@ -38,6 +52,24 @@ func FuzzCSVRows(f *testing.F) {
 			}
 			kept += rec.NumRows()
 			for i, c := range def.cols {
+				if c.hasRange {
+					for j := range int(rec.NumRows()) {
+						col := rec.Column(i)
+						if col.IsNull(j) {
+							continue
+						}
+						var v float64
+						switch a := col.(type) {
+						case *array.Int64:
+							v = float64(a.Value(j))
+						case *array.Float64:
+							v = a.Value(j)
+						}
+						if !c.rng.contains(v) {
+							t.Fatalf("kept %s = %v outside %s", c.name, v, c.rng)
+						}
+					}
+				}
 				if !c.pos {
 					continue
 				}

@@ -42,6 +42,10 @@ type column struct {
 	// that is present must be positive, else the row is malformed
 	// (ReasonResource).
 	pos bool
+	// rng is the column's accepted values (ranges.go); hasRange is false
+	// for string columns.
+	rng      valueRange
+	hasRange bool
 }
 
 // tableDef is the schema of one table.
@@ -52,6 +56,8 @@ type tableDef struct {
 	// window is the time column the loader selects rows by (-1: none); Convert
 	// records its range per record batch so that Load can skip batches.
 	window int
+	// key lists the columns that identify a row (tableKeys, ranges.go).
+	key []int
 }
 
 // dictType is the Arrow type of every string column: ids and statuses repeat

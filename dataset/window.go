@@ -133,6 +133,9 @@ func Split(span, length sim.Time, val, test int) (Windows, error) {
 	if length <= 0 {
 		return Windows{}, fmt.Errorf("split: window length %s must be positive", length)
 	}
+	if span/length > maxWindows {
+		return Windows{}, fmt.Errorf("split: span %s holds more than %d windows of %s", span, maxWindows, length)
+	}
 	n := int(span / length)
 	if test < 1 || val < 1 || n < test+val+1 {
 		return Windows{}, fmt.Errorf("split: span %s holds %d windows of %s, need at least %d for %d test, %d validation and one training window",
@@ -155,6 +158,11 @@ func Split(span, length sim.Time, val, test int) (Windows, error) {
 	}
 	return ws, ws.Validate()
 }
+
+// maxWindows bounds the windows Split makes: a trace of MaxTraceSeconds
+// holds 400 whole days, or 9,600 hours; more is a span or a length gone
+// wrong, refused before anything is allocated.
+const maxWindows = 100_000
 
 // Day is 24 hours of trace time.
 const Day = 24 * sim.Hour

@@ -255,6 +255,9 @@ func (ck *checkpoint) apply(p *Policy) error {
 			return fmt.Errorf("%w: parameter %d is %q %v, the architecture needs %q %v", ErrCheckpoint, i, pi.Name, pi.Shape, w.Name, []int(w.Value.Shape()))
 		}
 	}
+	if err := ck.checkFinite(p); err != nil {
+		return err
+	}
 	body := ck.body
 	read := func(d *tensor.Dense) {
 		switch s := d.Data().(type) {
@@ -284,5 +287,47 @@ func (ck *checkpoint) apply(p *Policy) error {
 		}
 	}
 	p.meta = ck.hdr.Meta
+	return nil
+}
+
+// checkFinite refuses a checkpoint holding a NaN or infinite weight (or
+// Adam moment) before anything is copied: such a policy loads, then gives
+// NaN probabilities, and a greedy pick on NaN chooses Pending for every
+// pod. The error names the parameter and the element.
+func (ck *checkpoint) checkFinite(p *Policy) error {
+	size := 8
+	if p.dtype() == tensor.Float32 {
+		size = 4
+	}
+	body := ck.body
+	check := func(what, name string, n int) error {
+		for j := range n {
+			if len(body) < size {
+				return nil // a short body is apply's to report
+			}
+			var v float64
+			if size == 4 {
+				v = float64(math.Float32frombits(binary.LittleEndian.Uint32(body)))
+			} else {
+				v = math.Float64frombits(binary.LittleEndian.Uint64(body))
+			}
+			body = body[size:]
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: %s %q element %d is %v", ErrCheckpoint, what, name, j, v)
+			}
+		}
+		return nil
+	}
+	passes := []string{"weight"}
+	if ck.hdr.AdamStep > 0 {
+		passes = append(passes, "Adam first moment of", "Adam second moment of")
+	}
+	for _, what := range passes {
+		for _, w := range p.params {
+			if err := check(what, w.Name, w.Value.Shape().TotalSize()); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }

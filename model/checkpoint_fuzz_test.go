@@ -32,6 +32,7 @@ func FuzzCheckpoint(f *testing.F) {
 	f.Add(good[:len(good)/2], true)
 	f.Add([]byte(checkpointMagic), false)
 	f.Add(bytes.Replace(good, []byte(`"hidden":4`), []byte(`"hidden":5`), 1), true)
+	f.Add(nanCheckpointBytes(f), false) // issue 28: NaN weights, a valid checksum
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte, recompute bool) {
 		if recompute && len(data) >= 4 {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -111,14 +112,22 @@ func fileHash(path string) (string, error) {
 // differ only in a setting the cell does not depend on) are listed once per
 // point but run once.
 func NewPlan(spec *Spec, b Build) (*Plan, error) {
-	points, err := spec.Expand()
-	if err != nil {
-		return nil, err
-	}
-	p := &Plan{Spec: spec, Points: points, Build: b, Manifests: map[string]string{}}
+	p := &Plan{Spec: spec, Build: b, Manifests: map[string]string{}}
 	trains := map[string]*TrainCell{}
 	ckpts := map[string]string{}
-	for pi, s := range points {
+	cells := 0
+	// the cells are counted as the points expand, before they are made: a
+	// grid of 65,536 points with eval.seeds: 1000 stops after a hundred
+	count := func(label string, n int) error {
+		if cells += n; cells > maxCells {
+			return fmt.Errorf("%s%w: %d so far (grid points x eval.nodes x eval.seeds x test windows), at most %d", label, ErrTooManyCells, cells, maxCells)
+		}
+		return nil
+	}
+	err := spec.eachPoint(func(s *Spec) error {
+		pi := len(p.Points)
+		p.Points = append(p.Points, s)
+		var err error
 		label := Point(s.Settings)
 		if label != "" {
 			label = "grid point " + label + ": "
@@ -134,7 +143,7 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 			k := s.Suite.key()
 			skey = &k
 			if suite, err = s.Suite.EvalWindows(s.Suite.Evaluate); err != nil {
-				return nil, fmt.Errorf("%s%w", label, err)
+				return fmt.Errorf("%s%w", label, err)
 			}
 			// training reads the train and validation traces: their
 			// manifests name the data of a training cell
@@ -143,22 +152,22 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 				for _, seed := range s.Suite.Seeds(split) {
 					h, err := p.manifest(s.Suite.TraceDir(seed))
 					if err != nil {
-						return nil, fmt.Errorf("%s%w", label, err)
+						return fmt.Errorf("%s%w", label, err)
 					}
 					hs = append(hs, h)
 				}
 			}
 			if manifest, err = hashOf(hs); err != nil {
-				return nil, err
+				return err
 			}
 			t := *s.Trace
 			tr = &t
 		case s.Trace != nil:
 			if manifest, err = p.manifest(s.Trace.Dir); err != nil {
-				return nil, fmt.Errorf("%s%w", label, err)
+				return fmt.Errorf("%s%w", label, err)
 			}
 			if ws, err = s.ResolveWindows(); err != nil {
-				return nil, fmt.Errorf("%s%w", label, err)
+				return fmt.Errorf("%s%w", label, err)
 			}
 			test = ws.Test
 			t := *s.Trace
@@ -166,7 +175,7 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 			tr = &t
 		}
 		if _, err := Schedulers(s, ""); err != nil {
-			return nil, fmt.Errorf("%s%w", label, err)
+			return fmt.Errorf("%s%w", label, err)
 		}
 		var cell *TrainCell
 		policy, ckpt := "", s.Eval.Checkpoint
@@ -175,7 +184,7 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 			if _, ok := ckpts[ckpt]; !ok {
 				h, err := fileHash(ckpt)
 				if err != nil {
-					return nil, fmt.Errorf("%seval.checkpoint: %w", label, err)
+					return fmt.Errorf("%seval.checkpoint: %w", label, err)
 				}
 				ckpts[ckpt] = h
 			}
@@ -192,7 +201,7 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 			h, err := hashOf(trainKey{Trace: ttr, Train: ws.Train, Val: ws.Val, Cluster: s.Cluster, Reward: s.Reward, Prior: s.Prior,
 				PPO: s.PPO, Manifest: manifest, Code: b.Code, Synthetic: s.Trace == nil, Suite: skey})
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if cell = trains[h]; cell == nil {
 				cell = &TrainCell{Hash: h, Spec: s}
@@ -204,10 +213,18 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 		var cases []Case
 		if s.Suite != nil {
 			if cases = SuiteCases(s, suite, 1); len(cases) == 0 {
-				return nil, fmt.Errorf("%seval.nodes %v: every size is larger than the suite's traces of split %s, so nothing is evaluated", label, s.Eval.Nodes, s.Suite.Evaluate)
+				return fmt.Errorf("%seval.nodes %v: every size is larger than the suite's traces of split %s, so nothing is evaluated", label, s.Eval.Nodes, s.Suite.Evaluate)
 			}
-		} else if cases, err = Cases(s, test, 1); err != nil {
-			return nil, fmt.Errorf("%s%w", label, err)
+			if err := count(label, len(cases)); err != nil {
+				return err
+			}
+		} else {
+			if err := count(label, len(s.Eval.Nodes)*s.Eval.Seeds*max(1, len(test))); err != nil {
+				return err
+			}
+			if cases, err = Cases(s, test, 1); err != nil {
+				return fmt.Errorf("%s%w", label, err)
+			}
 		}
 		var comp *Compaction
 		if s.Mode == ModeCompaction {
@@ -224,19 +241,31 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 			if s.Suite != nil {
 				win = extend(c.window, s.warmUp()).String()
 				if cm, err = p.manifest(c.dir); err != nil {
-					return nil, fmt.Errorf("%s%w", label, err)
+					return fmt.Errorf("%s%w", label, err)
 				}
 			}
 			h, err := hashOf(evalKey{Trace: tr, Window: win, Cluster: s.Cluster, Schedulers: s.Eval.Schedulers,
 				Nodes: c.Nodes, Seed: c.Seed, Workload: c.Workload, Policy: policy, Manifest: cm, Code: b.Code, Compaction: comp, Regime: c.Regime})
 			if err != nil {
-				return nil, err
+				return err
 			}
 			p.Eval = append(p.Eval, &EvalCell{Hash: h, Point: pi, Case: c, Train: cell, Checkpoint: ckpt})
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return p, nil
 }
+
+// maxCells bounds a sweep's evaluation cells (the largest shipped sweep has
+// 1,200): a plan is built in memory before anything runs.
+const maxCells = 100_000
+
+// ErrTooManyCells is returned (wrapped) by NewPlan for a sweep of more than
+// maxCells evaluation cells.
+var ErrTooManyCells = errors.New("too many evaluation cells")
 
 // manifest returns the SHA-256 of dir's manifest, read once per plan.
 func (p *Plan) manifest(dir string) (string, error) {
@@ -249,4 +278,28 @@ func (p *Plan) manifest(dir string) (string, error) {
 	}
 	p.Manifests[dir] = h
 	return h, nil
+}
+
+// checkCellRows reports whether rows, read from the file of the cell hash
+// that replays (nodes, seed, workload), are that cell's: each row names the
+// cell (Row.Cell; files written before it existed have none) and its case.
+// A file copied or renamed under another cell's hash would otherwise be
+// taken as that cell's result (cells.csv lost one cell's rows and doubled
+// another's).
+func checkCellRows(rows []Row, hash string, nodes int, seed uint64, workload string) error {
+	if len(rows) == 0 {
+		return fmt.Errorf("no rows")
+	}
+	for i, r := range rows {
+		switch {
+		case r.Cell != "" && r.Cell != hash:
+			return fmt.Errorf("row %d is cell %s's", i, r.Cell)
+		case r.Nodes != nodes || r.Seed != seed || r.Workload != workload:
+			return fmt.Errorf("row %d replays %s on %d nodes, seed %d; the cell is %s on %d nodes, seed %d",
+				i, r.Workload, r.Nodes, r.Seed, workload, nodes, seed)
+		case r.Result == nil:
+			return fmt.Errorf("row %d has no result", i)
+		}
+	}
+	return nil
 }

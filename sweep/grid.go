@@ -62,6 +62,15 @@ func parseGrid(n *yaml.Node) ([]Axis, error) {
 		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
 			return nil, fmt.Errorf("line %d: grid key %q: want a non-empty list of values", k.Line, key)
 		}
+		for _, e := range v.Content {
+			et := t
+			if t.Kind() == reflect.Slice && e.Kind != yaml.SequenceNode {
+				et = t.Elem() // a scalar wrapped in a one-element list
+			}
+			if err := checkNumbers(e, et, "grid key "+key); err != nil {
+				return nil, err
+			}
+		}
 		axes = append(axes, Axis{Key: key, Line: k.Line, Values: v.Content, wrap: t.Kind() == reflect.Slice})
 	}
 	if len(axes) == 0 {
@@ -128,19 +137,29 @@ func yamlField(t reflect.Type, key string) (reflect.StructField, bool) {
 // first key varies slowest. A spec without a grid expands to itself. The
 // order is the file's: the same file always expands the same way.
 func (s *Spec) Expand() ([]*Spec, error) {
+	var out []*Spec
+	err := s.eachPoint(func(p *Spec) error {
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
+
+// eachPoint calls fn with each grid point in Expand's order, one at a time,
+// so that a caller can stop (NewPlan at maxCells) before all are built.
+func (s *Spec) eachPoint(fn func(*Spec) error) error {
 	if len(s.Grid) == 0 {
 		c := *s
-		return []*Spec{&c}, nil
+		return fn(&c)
 	}
 	total := 1
 	for _, a := range s.Grid {
 		total *= len(a.Values)
 		if total > maxPoints {
-			return nil, fmt.Errorf("grid: more than %d points", maxPoints)
+			return fmt.Errorf("grid: more than %d points", maxPoints)
 		}
 	}
 	idx := make([]int, len(s.Grid))
-	out := make([]*Spec, 0, total)
 	for range total {
 		doc := cloneNode(s.doc)
 		settings := make([]Setting, len(s.Grid))
@@ -154,15 +173,17 @@ func (s *Spec) Expand() ([]*Spec, error) {
 		}
 		data, err := yaml.Marshal(doc)
 		if err != nil {
-			return nil, fmt.Errorf("grid point %s: %w", Point(settings), err)
+			return fmt.Errorf("grid point %s: %w", Point(settings), err)
 		}
 		p, err := ParseSpec(data)
 		if err != nil {
-			return nil, fmt.Errorf("grid point %s: %w", Point(settings), err)
+			return fmt.Errorf("grid point %s: %w", Point(settings), err)
 		}
 		p.resolve(s.dir)
 		p.Settings = settings
-		out = append(out, p)
+		if err := fn(p); err != nil {
+			return err
+		}
 		// the last key varies fastest
 		for i := len(idx) - 1; i >= 0; i-- {
 			if idx[i]++; idx[i] < len(s.Grid[i].Values) {
@@ -171,7 +192,7 @@ func (s *Spec) Expand() ([]*Spec, error) {
 			idx[i] = 0
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // maxPoints bounds a grid's size.

@@ -83,6 +83,9 @@ func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) err
 				if err = readJSON(p, &cr); err != nil {
 					return err
 				}
+				if err := checkCellRows(cr, c.Hash, c.Nodes, c.Seed, c.Workload); err != nil {
+					return fmt.Errorf("%s is not the result of cell %s: %w (delete it to run the cell again)", p, c.Hash, err)
+				}
 				found = true
 				break
 			}

@@ -58,6 +58,9 @@ type Row struct {
 	// the replay at that size and Search the binary search's probes.
 	Needed int           `json:"nodes_needed,omitempty"`
 	Search *CompactTrace `json:"search,omitempty"`
+	// Cell is the hash of the evaluation cell the row belongs to, as
+	// stored in the cell's file (checked when the file is read again).
+	Cell string `json:"cell,omitempty"`
 }
 
 // Cases lists the evaluation workloads of a spec: for each size in

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 
 	"gopkg.in/yaml.v3"
@@ -312,6 +313,9 @@ func ParseSpec(data []byte) (*Spec, error) {
 		return nil, ErrEmptySpec
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := checkNumbers(&doc, reflect.TypeOf(specFile{}), ""); err != nil {
 		return nil, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))

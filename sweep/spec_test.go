@@ -112,7 +112,10 @@ func FuzzParseSpec(f *testing.F) {
 	for _, seed := range []string{"", "ppo:\n  seed: 1\n", "eval:\n  nodes: [3, 7]\n  seeds: 2\n",
 		"trace:\n  dir: x\nwindows:\n  train: [day1]\n", "ppo: {hidden: -1}", "a: &a [*a]", "cluster:\n  workload:\n    pods_per_node: 10\n",
 		"ppo:\n  eval_freq: 0\n", "reward:\n  w1: .inf\n",
-		"grid:\n  ppo.seed: [1, 2]\n  eval.nodes: [3, 7]\n", "grid:\n  cluster.sim.autoscaler.enabled: [true, false]\n"} {
+		"grid:\n  ppo.seed: [1, 2]\n  eval.nodes: [3, 7]\n", "grid:\n  cluster.sim.autoscaler.enabled: [true, false]\n",
+		// issue 28: reals for whole numbers, NaN and infinities, in the spec and a grid
+		"eval:\n  seeds: 2.5\n", "trace:\n  dir: t\n  load_factor: .nan\n", "reward:\n  balance: .inf\n",
+		"grid:\n  eval.seeds: [1, 2.5]\n", "trace:\n  dir: t\ngrid:\n  trace.load_factor: [1, .NaN]\n"} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

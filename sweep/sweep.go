@@ -215,7 +215,7 @@ func Sweep(ctx context.Context, spec *Spec, opts SweepOptions) (*Outcome, error)
 	}
 	var todoEval []*EvalCell
 	for _, c := range evals {
-		if cellOK(cellPath(opts.Out, c.Hash)) {
+		if cellOK(cellPath(opts.Out, c.Hash), c) {
 			out.Cached++
 		} else {
 			todoEval = append(todoEval, c)
@@ -283,6 +283,7 @@ func Sweep(ctx context.Context, spec *Spec, opts SweepOptions) (*Outcome, error)
 		}
 		for i := range rows {
 			rows[i].Result.Samples = nil
+			rows[i].Cell = c.Hash
 		}
 		if err := writeJSON(cellPath(opts.Out, c.Hash), rows); err != nil {
 			return err
@@ -358,13 +359,17 @@ func cellLabel(p *Plan, c *EvalCell) string {
 
 // cellOK reports whether a cell's file holds rows; a missing, truncated or
 // corrupt one (a crash can leave one) means the cell runs again.
-func cellOK(p string) bool {
+func cellOK(p string, c *EvalCell) bool {
 	if !exists(p) {
 		return false
 	}
 	var rows []Row
 	if err := readJSON(p, &rows); err != nil || len(rows) == 0 {
 		slog.Warn("sweep: running a cell again: its stored result is unreadable", "file", p, "err", err)
+		return false
+	}
+	if err := checkCellRows(rows, c.Hash, c.Case.Nodes, c.Case.Seed, c.Case.Workload); err != nil {
+		slog.Warn("sweep: running a cell again: its stored result is another cell's", "file", p, "err", err)
 		return false
 	}
 	return true

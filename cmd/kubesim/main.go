@@ -61,9 +61,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	root := newRootCmd()
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	out := &checkedWriter{w: stdout}
+	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
+	if err == nil && out.err != nil {
+		// a summary that did not reach stdout (a full disk, /dev/full, a
+		// closed pipe) is a failure, not a success
+		err = fmt.Errorf("writing the output: %w", out.err)
+	}
 	if err == nil {
 		return 0
 	}
@@ -77,4 +83,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+// checkedWriter remembers the first error of the writes through it, so
+// that a command whose output could not be written does not exit 0.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }

@@ -95,8 +95,13 @@ func checkOutputFile(flag, path string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return usagef("%s %s: is a folder, want a file name", flag, path)
 	}
-	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
-		return usagef("%s %s: folder %s does not exist", flag, path, filepath.Dir(path))
+	// a symbolic link is written through to its target (internal/atomicfile)
+	target, err := atomicfile.Resolve(path)
+	if err != nil {
+		return usagef("%s %s: %v", flag, path, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(target)); err != nil || !fi.IsDir() {
+		return usagef("%s %s: folder %s does not exist", flag, path, filepath.Dir(target))
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/kubesim/kubesim/internal/atomicfile"
 )
 
 // ErrLocked is wrapped by Lock's error when another process (or another
@@ -49,10 +51,15 @@ func (e *LockError) Unwrap() error { return ErrLocked }
 func LockPath(dir string) string { return filepath.Clean(dir) + ".lock" }
 
 // Lock takes the exclusive lock of dir without waiting, creating dir's
-// parent if needed (not dir). The error wraps ErrLocked (as a *LockError)
-// when someone else holds it. Release it with Unlock.
+// parent if needed (not dir). dir's symbolic links are followed first, as
+// Replace does, so that a link and its target share one lock. The error
+// wraps ErrLocked (as a *LockError) when someone else holds it. Release it
+// with Unlock.
 func Lock(dir string) (*Locked, error) {
-	dir = filepath.Clean(dir)
+	dir, err := resolve(dir)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("locking %s: %w", dir, err)
 	}
@@ -95,12 +102,20 @@ func (l *Locked) Unlock() error {
 }
 
 // Replace makes dir hold exactly what fill writes into the folder it is
-// given (an empty sibling of dir). If fill or any step fails, dir is as it
+// given (an empty sibling of dir). A dir that is a symbolic link is
+// followed: the folder it points to is replaced and the link stays; a dir
+// that is a file or a device is refused. If fill or any step fails, dir is as it
 // was and the temporary folder is removed. Replace does not lock: callers
 // that may race hold Lock(dir) around it. Stale temporary siblings of dir
 // left by killed writers are removed first, so call it under the lock.
 func Replace(dir string, fill func(tmp string) error) (err error) {
-	dir = filepath.Clean(dir)
+	link := dir
+	if dir, err = resolve(dir); err != nil {
+		return fmt.Errorf("replacing %s: %w", link, err)
+	}
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		return fmt.Errorf("replacing %s: %s is not a folder", link, dir)
+	}
 	parent, base := filepath.Dir(dir), filepath.Base(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("replacing %s: %w", dir, err)
@@ -184,4 +199,13 @@ func syncDir(dir string) error {
 		return err
 	}
 	return nil
+}
+
+// resolve follows dir's symbolic links (atomicfile.Resolve) and cleans it.
+func resolve(dir string) (string, error) {
+	d, err := atomicfile.Resolve(filepath.Clean(dir))
+	if err != nil {
+		return dir, err
+	}
+	return filepath.Clean(d), nil
 }

@@ -113,3 +113,48 @@ func TestReplaceRemovesStaleTemporaries(t *testing.T) {
 		t.Errorf("parent holds %q; want only out", got)
 	}
 }
+
+// TestReplaceFollowsSymlink (issue 28, defect 11): convert --out on a
+// symbolic link to a folder replaced the link with a folder and left the
+// target as it was. The target is now replaced and the link stays; a
+// link to a file is refused; a link and its target share one lock.
+func TestReplaceFollowsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real")
+	os.MkdirAll(target, 0o755)
+	os.WriteFile(filepath.Join(target, "old"), []byte("old"), 0o644)
+	link := filepath.Join(dir, "link")
+	os.Symlink("real", link)
+	err := Replace(link, func(tmp string) error {
+		return os.WriteFile(filepath.Join(tmp, "new"), []byte("new"), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link is no longer a link (%v)", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(target, "new")); err != nil || string(b) != "new" {
+		t.Errorf("target/new: %q, %v; want the new folder in the target's place", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(target, "old")); err == nil {
+		t.Error("target/old is still there")
+	}
+
+	l, err := Lock(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if _, err := Lock(target); !errors.Is(err, ErrLocked) {
+		t.Errorf("locking the target while its link is locked: %v; want ErrLocked", err)
+	}
+
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	flink := filepath.Join(dir, "flink")
+	os.Symlink(file, flink)
+	if err := Replace(flink, func(string) error { return nil }); err == nil {
+		t.Error("replacing a link to a file succeeded; want an error")
+	}
+}

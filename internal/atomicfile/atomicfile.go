@@ -2,22 +2,41 @@
 // half-way, sees either the old contents or the new ones, never a part: the
 // data goes to a temporary file in the same directory, which is synced,
 // made world-readable (0644) and renamed over the target only when every
-// write has succeeded. Every kubesim output (checkpoints, converted traces,
+// write has succeeded. A symbolic link is followed to its target, and a
+// path that is not a regular file (a device, a FIFO) is written through,
+// never replaced. Every kubesim output (checkpoints, converted traces,
 // logs rewritten in place, result tables) goes through it.
 package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
 
 // Write replaces path with what fill writes. If fill or any step fails,
 // path is untouched and the temporary file is removed.
+//
+// What is at path is respected: a symbolic link is followed and its target
+// replaced (the link stays a link); a device, FIFO or socket is written
+// through, never replaced (--samples /dev/stdout streams, /dev/full fails
+// with its write error); a folder is refused.
 func Write(path string, fill func(io.Writer) error) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	target, err := Resolve(path)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if info, err := os.Stat(target); err == nil && !info.Mode().IsRegular() {
+		if info.IsDir() {
+			return fmt.Errorf("writing %s: %w", path, ErrIsDir)
+		}
+		return writeThrough(path, target, fill)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -43,10 +62,66 @@ func Write(path string, fill func(io.Writer) error) (err error) {
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	if err = os.Rename(tmp.Name(), target); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// ErrIsDir is wrapped by Write's error when path is a folder.
+var ErrIsDir = errors.New("is a folder, want a file")
+
+// writeThrough writes to a path that is not a regular file (a device, a
+// FIFO) in place: there is nothing to replace atomically, and renaming over
+// it would replace the device with a file. Every write error is returned.
+func writeThrough(path, target string, fill func(io.Writer) error) error {
+	f, err := os.OpenFile(target, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// maxLinks bounds the symbolic links Resolve follows (Linux's own limit).
+const maxLinks = 40
+
+// Resolve follows path's symbolic links, if any, to the path they lead to,
+// which need not exist yet (a dangling link names the file to create). A
+// loop of links is an error.
+func Resolve(path string) (string, error) {
+	p := path
+	for range maxLinks {
+		info, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if info.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
+		}
+		link, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(p), link)
+		}
+		p = link
+	}
+	return "", fmt.Errorf("more than %d symbolic links in a row (a loop?)", maxLinks)
 }
 
 // WriteBytes replaces path with data.

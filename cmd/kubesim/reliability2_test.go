@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Tests of issue 28 at the command line, one per defect, named after it.
+
+// fullWriter fails every write as /dev/full does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestSummaryToFullDeviceFails (issue 28, defect 12): `convert ... >
+// /dev/full` exited 0, the summary's write error ignored. A command whose
+// output cannot be written now exits 1, naming the error.
+func TestSummaryToFullDeviceFails(t *testing.T) {
+	in := t.TempDir()
+	os.WriteFile(filepath.Join(in, "machine_meta.csv"), []byte("m_1,0,1,a,96,100,USING\n"), 0o644)
+	var stderr strings.Builder
+	code := run(context.Background(), []string{"convert", "--in", in, "--out", filepath.Join(t.TempDir(), "out")}, fullWriter{}, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "writing the output") || !strings.Contains(stderr.String(), "no space left") {
+		t.Errorf("exit %d, %q; want exit 1 naming the write error", code, stderr.String())
+	}
+	// the same with a real /dev/full, where there is one
+	if f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0); err == nil {
+		defer f.Close()
+		code := run(context.Background(), []string{"convert", "--in", in, "--out", filepath.Join(t.TempDir(), "out")}, f, io.Discard)
+		if code != 1 {
+			t.Errorf("convert > /dev/full: exit %d; want 1", code)
+		}
+	}
+}
+
+// TestSamplesThroughSymlinkAndDevice (issue 28, defect 11): --samples on a
+// symbolic link replaced the link with a file and left its target as it
+// was; --samples /dev/full (as root) replaced the device with a file.
+// The link's target now gets the samples, and a device is written
+// through: /dev/full fails with its error and stays a device.
+func TestSamplesThroughSymlinkAndDevice(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target.csv")
+	os.WriteFile(target, []byte("old"), 0o644)
+	link := filepath.Join(dir, "link.csv")
+	os.Symlink(target, link)
+	replay := []string{"replay", "--nodes", "4", "--pods", "300", "--scheduler", "first-fit", "--samples"}
+	if code, _, stderr := runCLI(t, append(replay, link)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("--samples replaced the link (%v)", err)
+	}
+	if b, _ := os.ReadFile(target); !strings.HasPrefix(string(b), "scheduler,at_s") {
+		t.Errorf("the link's target holds %.40q; want the samples", b)
+	}
+	if _, err := os.Stat("/dev/full"); err == nil {
+		code, _, stderr := runCLI(t, append(replay, "/dev/full")...)
+		if code != 1 || !strings.Contains(stderr, "no space left") {
+			t.Errorf("--samples /dev/full: exit %d, %q; want 1 and the write error", code, stderr)
+		}
+		if fi, err := os.Lstat("/dev/full"); err != nil || fi.Mode()&os.ModeDevice == 0 {
+			t.Fatalf("/dev/full is not a device any more (%v)", err)
+		}
+	}
+}

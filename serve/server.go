@@ -45,6 +45,13 @@ type Config struct {
 	MaxAssumed int
 	// MaxNodes bounds the node cache (default 50,000 nodes).
 	MaxNodes int
+	// MaxRequestNodes bounds the nodes of one request (Nodes.Items,
+	// NodeNames, a NodeList), counted while the body is decoded (default
+	// 10,000; decode.go).
+	MaxRequestNodes int
+	// MaxDecodes bounds the request bodies decoded at once (default
+	// GOMAXPROCS).
+	MaxDecodes int
 	// Now is the wall clock (default time.Now), for tests.
 	Now func() time.Time
 	// Logger receives shadow-mode decisions and failures (default
@@ -71,6 +78,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxNodes <= 0 {
 		c.MaxNodes = 50_000
 	}
+	if c.MaxRequestNodes <= 0 {
+		c.MaxRequestNodes = 10_000
+	}
+	if c.MaxDecodes <= 0 {
+		c.MaxDecodes = runtime.GOMAXPROCS(0)
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -94,11 +107,16 @@ type Server struct {
 	cache   map[string]*node
 
 	services *serviceLog // the services asked about lately (view.go)
+
+	decodes chan struct{} // a slot per body being decoded (decode.go)
 }
 
 // New returns a server whose policy instances come from newPolicy
 // (cfg.Workers of them, made now).
 func New(cfg Config, newPolicy NewPolicy) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
 	s := &Server{
 		cfg:    cfg,
@@ -109,6 +127,7 @@ func New(cfg Config, newPolicy NewPolicy) (*Server, error) {
 		cache:  map[string]*node{},
 
 		services: newServiceLog(serviceLogSize),
+		decodes:  make(chan struct{}, cfg.MaxDecodes),
 	}
 	for i := range cfg.Workers {
 		p, err := newPolicy()
@@ -210,28 +229,6 @@ func (s *Server) handle(verb string, h func(w http.ResponseWriter, r *http.Reque
 	}
 }
 
-// decode reads a JSON body of at most MaxBody bytes into v.
-func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("data after the JSON value")
-	}
-	if err == nil {
-		return nil
-	}
-	if mb, ok := errors.AsType[*http.MaxBytesError](err); ok {
-		return &InputError{Status: http.StatusRequestEntityTooLarge, Field: "body", Msg: fmt.Sprintf("larger than the limit of %d bytes", mb.Limit)}
-	}
-	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		return badf(te.Field, "malformed JSON: %v", err)
-	}
-	if errors.Is(err, io.EOF) {
-		return badf("body", "empty")
-	}
-	return badf("body", "malformed JSON: %v", err)
-}
-
 // request is one decision's view: the pod and the candidate nodes.
 type request struct {
 	names   []string
@@ -288,6 +285,9 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*request, error)
 		}
 	default:
 		return nil, badf("nodes", "missing: neither Nodes nor NodeNames")
+	}
+	if err := checkUniqueNames(q.names, q.byName); err != nil {
+		return nil, err
 	}
 	q.build(s.ledger, s.services, now)
 	s.services.note(q.pod.key, &q.pod.spec)

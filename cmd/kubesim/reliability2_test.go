@@ -69,3 +69,17 @@ func TestSamplesThroughSymlinkAndDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestServeNegativeFlagsExit2 (issue 28, defect 14): serve --max-body -1
+// --workers -3 were accepted (defaults used); the README says impossible
+// values exit 2.
+func TestServeNegativeFlagsExit2(t *testing.T) {
+	for _, tc := range []struct{ flag, value string }{
+		{"--max-body", "-1"}, {"--max-body", "0"}, {"--workers", "-3"}, {"--max-nodes", "-1"}, {"--max-nodes", "0"},
+	} {
+		code, _, stderr := runCLI(t, "serve", "--addr", "127.0.0.1:0", tc.flag, tc.value)
+		if code != 2 || !strings.Contains(stderr, tc.flag+" "+tc.value) {
+			t.Errorf("serve %s %s: exit %d, %q; want 2 naming the flag", tc.flag, tc.value, code, stderr)
+		}
+	}
+}

@@ -32,6 +32,14 @@ SIGTERM or SIGINT stops it after the requests in flight (up to --grace). docs/se
 			if cfg.Budget <= 0 {
 				return usagef("--latency-budget must be positive")
 			}
+			switch {
+			case cfg.MaxBody <= 0:
+				return usagef("--max-body %d: must be positive", cfg.MaxBody)
+			case cfg.Workers < 0:
+				return usagef("--workers %d: must not be negative (0: GOMAXPROCS)", cfg.Workers)
+			case cfg.MaxRequestNodes <= 0:
+				return usagef("--max-nodes %d: must be positive", cfg.MaxRequestNodes)
+			}
 			path, err := serve.ResolveCheckpoint(checkpoint)
 			if err != nil {
 				return err
@@ -64,6 +72,7 @@ SIGTERM or SIGINT stops it after the requests in flight (up to --grace). docs/se
 	fl.DurationVar(&cfg.Budget, "latency-budget", 50*time.Millisecond, "the policy's time per decision before falling back to kube-default")
 	fl.IntVar(&cfg.Workers, "workers", 0, "policy instances serving requests in parallel (0: GOMAXPROCS)")
 	fl.Int64Var(&cfg.MaxBody, "max-body", 32<<20, "largest request body in bytes")
+	fl.IntVar(&cfg.MaxRequestNodes, "max-nodes", 10_000, "most nodes in one request (counted while decoding; more is a 413)")
 	fl.DurationVar(&grace, "grace", 30*time.Second, "how long shutdown waits for requests in flight")
 	return cmd
 }

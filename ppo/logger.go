@@ -173,6 +173,12 @@ type LoggerOptions struct {
 	// is created); without it, both are replaced by new files. TensorBoard always gets a new event file,
 	// which TensorBoard shows as the continuation of the old one's curves.
 	Resume bool
+	// DropAfter, with Resume, drops the progress.csv rows past this many
+	// environment steps (time/total_timesteps): rows of updates logged
+	// after the checkpoint being resumed, by a run killed between its
+	// progress row and its checkpoint, which the resumed run logs again.
+	// 0 drops nothing.
+	DropAfter int64
 	// Clock is the wall clock for monitor times and TensorBoard wall_time; nil means time.Now.
 	Clock func() time.Time
 }
@@ -188,17 +194,18 @@ type LoggerOptions struct {
 //
 // A Logger is not safe for concurrent use.
 type Logger struct {
-	dir      string
-	clock    func() time.Time
-	verbose  io.Writer
-	monitor  *Monitor
-	tb       *TBWriter
-	progress *os.File // progress.csv opened for appending
-	columns  []string // progress.csv's header
-	kv       map[string]float64
-	keys     []string // scratch: sorted keys of kv
-	line     []byte   // scratch: one progress row
-	closed   bool
+	dir       string
+	dropAfter int64 // LoggerOptions.DropAfter
+	clock     func() time.Time
+	verbose   io.Writer
+	monitor   *Monitor
+	tb        *TBWriter
+	progress  *os.File // progress.csv opened for appending
+	columns   []string // progress.csv's header
+	kv        map[string]float64
+	keys      []string // scratch: sorted keys of kv
+	line      []byte   // scratch: one progress row
+	closed    bool
 }
 
 // NewLogger creates dir if needed and opens its monitor.csv, progress.csv and a new
@@ -207,7 +214,7 @@ func NewLogger(dir string, opts LoggerOptions) (*Logger, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("logger: %w", err)
 	}
-	l := &Logger{dir: dir, clock: opts.Clock, verbose: opts.Verbose, kv: map[string]float64{}}
+	l := &Logger{dir: dir, dropAfter: opts.DropAfter, clock: opts.Clock, verbose: opts.Verbose, kv: map[string]float64{}}
 	if l.clock == nil {
 		l.clock = time.Now
 	}
@@ -325,6 +332,9 @@ func (l *Logger) openProgress(resume bool) error {
 			return fmt.Errorf("logger: %w", err)
 		}
 		if err := cutPartialLine(path, b); err != nil {
+			return fmt.Errorf("logger: %w", err)
+		}
+		if err := dropRowsAfter(path, l.dropAfter); err != nil {
 			return fmt.Errorf("logger: %w", err)
 		}
 		p, err := ReadProgress(path)
@@ -612,3 +622,39 @@ func cutPartialLine(path string, b []byte) error {
 
 // writeFileAtomic replaces path with data (internal/atomicfile).
 func writeFileAtomic(path string, data []byte) error { return atomicfile.WriteBytes(path, data) }
+
+// dropRowsAfter rewrites the progress file at path without the rows whose
+// time/total_timesteps exceeds steps (0: keeps every row); a file without
+// such rows is left as it is.
+func dropRowsAfter(path string, steps int64) error {
+	if steps <= 0 {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if len(lines) < 2 {
+		return nil
+	}
+	col := slices.Index(strings.Split(strings.TrimRight(lines[0], "\r\n"), ","), keyTimesteps)
+	if col < 0 {
+		return nil
+	}
+	kept := lines[:1]
+	for _, l := range lines[1:] {
+		f := strings.Split(strings.TrimRight(l, "\r\n"), ",")
+		if col < len(f) {
+			if v, err := strconv.ParseFloat(f[col], 64); err == nil && v > float64(steps) {
+				continue
+			}
+		}
+		kept = append(kept, l)
+	}
+	if len(kept) == len(lines) {
+		return nil
+	}
+	slog.Warn("dropping progress rows logged after the checkpoint being resumed", "file", path, "rows", len(lines)-len(kept), "after_steps", steps)
+	return writeFileAtomic(path, []byte(strings.Join(kept, "")))
+}

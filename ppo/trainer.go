@@ -20,6 +20,7 @@ import (
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/internal/atomicdir"
+	"github.com/kubesim/kubesim/internal/atomicfile"
 	"github.com/kubesim/kubesim/model"
 )
 
@@ -258,7 +259,9 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 	if err := t.writeConfig(); err != nil {
 		return Summary{}, err
 	}
-	logger, err := NewLogger(t.opts.Out, LoggerOptions{EnvID: "kubesim", Verbose: t.opts.Verbose, Resume: !fresh})
+	// a run killed while writing a file leaves its temporary (.last.ckpt.*.tmp)
+	atomicfile.RemoveTemporaries(t.opts.Out)
+	logger, err := NewLogger(t.opts.Out, LoggerOptions{EnvID: "kubesim", Verbose: t.opts.Verbose, Resume: !fresh, DropAfter: t.steps})
 	if err != nil {
 		return Summary{}, err
 	}

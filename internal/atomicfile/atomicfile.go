@@ -16,6 +16,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Write replaces path with what fill writes. If fill or any step fails,
@@ -130,4 +131,29 @@ func WriteBytes(path string, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
+}
+
+// RemoveTemporaries removes the temporary files that writers killed in the
+// middle of Write left in dir (".name.123.tmp"). Call it only while no one
+// else writes into dir (a locked run folder).
+func RemoveTemporaries(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if n := e.Name(); e.Type().IsRegular() && isTemporary(n) {
+			os.Remove(filepath.Join(dir, n))
+		}
+	}
+}
+
+// isTemporary reports whether name is one of Write's temporary files.
+func isTemporary(name string) bool {
+	if !strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".tmp") {
+		return false
+	}
+	mid := strings.TrimSuffix(name[1:], ".tmp")
+	i := strings.LastIndexByte(mid, '.')
+	return i > 0 && i < len(mid)-1 && strings.Trim(mid[i+1:], "0123456789") == ""
 }

@@ -111,3 +111,23 @@ func TestFolderRefused(t *testing.T) {
 		t.Errorf("writing over a folder: %v; want ErrIsDir", err)
 	}
 }
+
+// TestRemoveTemporaries: Write's temporaries (".name.123.tmp") left by a
+// killed writer are removed; other hidden files and regular files stay
+// (issue 28, defect 15: an orphan .last.ckpt.*.tmp after a kill).
+func TestRemoveTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{".last.ckpt.123456.tmp", ".progress.csv.9.tmp", ".keep", "last.ckpt", ".x.tmp", ".a.b.tmp"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
+	}
+	RemoveTemporaries(dir)
+	// ".x.tmp" has no random part and ".a.b.tmp" a non-numeric one: not Write's
+	var got []string
+	es, _ := os.ReadDir(dir) // sorted by name
+	for _, e := range es {
+		got = append(got, e.Name())
+	}
+	if want := ".a.b.tmp .keep .x.tmp last.ckpt"; strings.Join(got, " ") != want {
+		t.Errorf("left %v; want %s", got, want)
+	}
+}

@@ -5,18 +5,23 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
 
 // TestInterruptStopsPromptly: SIGINT and SIGTERM cancel the context that
-// main gives run (signal.NotifyContext); every long phase must then stop
-// within about a second. Each command below runs for many seconds when left
-// alone (replay ~25 s, synth ~15 s, experiment ~25 s on the project's 2-core
-// VM); it is cancelled after 300 ms and must return an error within 2 s of
-// the cancellation. The bound is generous for a loaded CI machine, and an
-// order of magnitude below the uncancelled run times, so it tests
-// cancellation, not speed.
+// main gives run (signal.NotifyContext); every long phase must then stop.
+// Each command below runs for many seconds when left alone (replay ~25 s,
+// synth ~15 s, experiment ~25 s on the project's 2-core VM, several times
+// that under -race); it is cancelled once it has run for 300 ms and must
+// then stop before finishing its work: exit ExitInterrupted (130) and no
+// sign of a finished job (the replay's table, synth's closing line,
+// the sweep's summary). There is no limit on the wall-clock time
+// it takes to stop (issue 28, defect 18: a fixed 2 s limit failed under
+// -race): a phase that ignored the context would run to its end and exit
+// 0, which fails the test on any machine. How often each loop checks the
+// context is the packages' to test, in work done rather than time.
 func TestInterruptStopsPromptly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts long jobs")
@@ -29,10 +34,15 @@ func TestInterruptStopsPromptly(t *testing.T) {
 	cases := []struct {
 		name string
 		args []string
+		// finished reports a sign that the job ran to its end
+		finished func(stdout string) bool
 	}{
-		{"replay", []string{"replay", "--nodes", "2000", "--pods", "600000", "--scheduler", "kube-default"}},
-		{"synth", []string{"synth", "--machines", "4000", "--days", "4", "--out", filepath.Join(dir, "synth")}},
-		{"sweep", []string{"sweep", spec, "--out", filepath.Join(dir, "sweep")}},
+		{"replay", []string{"replay", "--nodes", "2000", "--pods", "600000", "--scheduler", "kube-default"},
+			func(stdout string) bool { return strings.Contains(stdout, "kube-default") }},
+		{"synth", []string{"synth", "--machines", "4000", "--days", "4", "--out", filepath.Join(dir, "synth")},
+			func(stdout string) bool { return strings.Contains(stdout, "wrote a synthetic trace") }},
+		{"sweep", []string{"sweep", spec, "--out", filepath.Join(dir, "sweep")},
+			func(string) bool { _, err := os.Stat(filepath.Join(dir, "sweep", "summary.md")); return err == nil }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,14 +58,13 @@ func TestInterruptStopsPromptly(t *testing.T) {
 			}
 			cancel()
 			start := time.Now()
-			select {
-			case code := <-done:
-				if code == 0 {
-					t.Errorf("exit 0 after an interrupt; want a failure status")
-				}
-				t.Logf("stopped %v after the interrupt (exit %d)", time.Since(start).Round(time.Millisecond), code)
-			case <-time.After(2 * time.Second):
-				t.Fatalf("still running 2 s after the interrupt")
+			code := <-done
+			t.Logf("stopped %v after the interrupt (exit %d)", time.Since(start).Round(time.Millisecond), code)
+			if code != ExitInterrupted {
+				t.Errorf("exit %d after an interrupt; want %d: %s", code, ExitInterrupted, errb.String())
+			}
+			if tc.finished(out.String()) {
+				t.Errorf("the job ran to its end after the interrupt")
 			}
 		})
 	}

@@ -37,7 +37,7 @@ func newRootCmd() *cobra.Command {
 		Long: `Learned Kubernetes scheduling in a fast trace-driven cluster simulator.
 
 Exit status: 0 on success, 1 on failures, 2 for usage errors, 3 when a size needs more
-memory than this machine has.`,
+memory than this machine has, 130 when interrupted (SIGINT, SIGTERM).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -54,9 +54,15 @@ func main() {
 	os.Exit(code)
 }
 
+// ExitInterrupted is the exit status of a command stopped by SIGINT or
+// SIGTERM (128 + SIGINT's number, as shells report a Ctrl-C), so that
+// `kubesim train ... && kubesim eval ...` stops after a Ctrl-C.
+const ExitInterrupted = 130
+
 // run executes the command line args and returns the exit status: 0, 1 for
 // failures, 2 for usage errors (bad flags, unknown names, impossible values),
-// 3 for sizes that need more memory than there is (memlimit.ErrTooBig).
+// 3 for sizes that need more memory than there is (memlimit.ErrTooBig), 130
+// when ctx was cancelled (a signal) and the command stopped for it.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	root := newRootCmd()
@@ -74,6 +80,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "kubesim:", err)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return ExitInterrupted
+	}
 	if errors.Is(err, memlimit.ErrTooBig) {
 		return 3
 	}

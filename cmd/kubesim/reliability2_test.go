@@ -83,3 +83,26 @@ func TestServeNegativeFlagsExit2(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedTrainExits130 (issue 28, defect 19): an interrupted train
+// exited 0, so `train && eval` went on after a Ctrl-C. It now exits 130
+// (ExitInterrupted), after saving last.ckpt and saying how to resume.
+func TestInterruptedTrainExits130(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "tiny.yaml")
+	os.WriteFile(cfg, []byte(tinySpec), 0o644)
+	out := filepath.Join(dir, "run")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the signal came before the first update
+	var stdout, stderr strings.Builder
+	code := run(ctx, []string{"train", "--config", cfg, "--out", out}, &stdout, &stderr)
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d; want %d\n%s%s", code, ExitInterrupted, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "training interrupted (last.ckpt saved)") || !strings.Contains(stderr.String(), "--resume "+filepath.Join(out, "last.ckpt")) {
+		t.Errorf("stdout %q, stderr %q; want the interrupted summary and the --resume hint", stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "last.ckpt")); err != nil {
+		t.Errorf("no last.ckpt after the interrupt: %v", err)
+	}
+}

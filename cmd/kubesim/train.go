@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -94,6 +96,10 @@ with --force, never overwritten otherwise; nothing in it changes until the run h
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "training %s: %d steps, %d updates in %s; %s; outputs in %s\n",
 				state, sum.Steps, sum.Updates, sum.Elapsed.Round(1e9), best, out)
+			if sum.Interrupted {
+				// exit 130, not 0: `train && eval` must not go on after a Ctrl-C
+				return fmt.Errorf("training interrupted: %w (continue with --resume %s)", context.Canceled, filepath.Join(out, ppo.LastCheckpoint))
+			}
 			return nil
 		},
 	}

@@ -57,7 +57,8 @@ var memoryLimit = memlimit.Detect
 const exitStatuses = `
 Exit status: 0 on success, 1 on failures, 2 for usage errors (unknown flags or names,
 impossible values, flags of the other mode), 3 when the size asked for needs more memory
-than this machine has (checked before anything is allocated).`
+than this machine has (checked before anything is allocated), 130 when interrupted
+(SIGINT, SIGTERM).`
 
 func (f *workloadFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.trace, "trace", "", "converted trace folder (see convert, data); empty: the synthetic workload")

@@ -4,7 +4,7 @@ BENCHTIME ?= 1s
 FUZZTIME ?= 30s
 # Fuzz targets as package:Function; plain `go test` (make test) runs each
 # one's seed corpus, `make fuzz` fuzzes each for FUZZTIME.
-FUZZ := ./dataset:FuzzCSVRows ./dataset:FuzzArrowReader ./sweep:FuzzParseSpec ./model:FuzzCheckpoint
+FUZZ := ./dataset:FuzzCSVRows ./dataset:FuzzArrowReader ./sweep:FuzzParseSpec ./model:FuzzCheckpoint ./serve:FuzzDecodeArgs
 BIN := bin/kubesim
 TRACE := data/default-trace
 # The model uses OpenBLAS through cgo when Debian's libopenblas-dev is

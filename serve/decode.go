@@ -147,8 +147,9 @@ func readNodeListOrNull(dec *json.Decoder, max int, field string, l *corev1.Node
 	return readObject(dec, field, func(key string) error {
 		switch {
 		case strings.EqualFold(key, "items"):
-			l.Items = nil
-			return readArray(dec, items, func(i int) error {
+			l.Items = []corev1.Node{}
+			null := false
+			err := readArrayOrNull(dec, items, &null, func(i int) error {
 				if i >= max {
 					return tooMany(items, max)
 				}
@@ -158,8 +159,16 @@ func readNodeListOrNull(dec *json.Decoder, max int, field string, l *corev1.Node
 				}
 				return nil
 			})
+			if null {
+				l.Items = nil
+			}
+			return err
 		case strings.EqualFold(key, "metadata"):
 			return fieldError(join(field, "metadata"), dec.Decode(&l.ListMeta))
+		case strings.EqualFold(key, "kind"):
+			return fieldError(join(field, "kind"), dec.Decode(&l.Kind))
+		case strings.EqualFold(key, "apiVersion"):
+			return fieldError(join(field, "apiVersion"), dec.Decode(&l.APIVersion))
 		default:
 			var skip json.RawMessage
 			return dec.Decode(&skip)
@@ -221,13 +230,8 @@ func readObject(dec *json.Decoder, field string, fn func(key string) error) (boo
 	return false, err
 }
 
-// readArray reads a JSON array (null reads as empty) and calls fn for each
-// element, fn reading it.
-func readArray(dec *json.Decoder, field string, fn func(i int) error) error {
-	var null bool
-	return readArrayOrNull(dec, field, &null, fn)
-}
-
+// readArrayOrNull reads a JSON array (or null, reported in null) and calls
+// fn for each element, fn reading it.
 func readArrayOrNull(dec *json.Decoder, field string, null *bool, fn func(i int) error) error {
 	tok, err := dec.Token()
 	if err != nil {

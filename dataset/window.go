@@ -161,8 +161,9 @@ func Split(span, length sim.Time, val, test int) (Windows, error) {
 
 // maxWindows bounds the windows Split makes: a trace of MaxTraceSeconds
 // holds 400 whole days, or 9,600 hours; more is a span or a length gone
-// wrong, refused before anything is allocated.
-const maxWindows = 100_000
+// wrong, refused before anything is allocated (and before Validate compares
+// the windows of each pair of splits).
+const maxWindows = 10_000
 
 // Day is 24 hours of trace time.
 const Day = 24 * sim.Hour

@@ -318,7 +318,7 @@ func parseMembers(ctx context.Context, def *tableDef, po parseOptions, sum *Tabl
 				continue
 			}
 			sum.Read++
-			me := parseRow(fields, def, row, sum)
+			rs, me := parseRow(fields, def, row)
 			if me == nil && truncated {
 				me = &MalformedError{Reason: ReasonTruncated, Detail: "the file ends inside this line (no end of line after it)"}
 			}
@@ -338,6 +338,10 @@ func parseMembers(ctx context.Context, def *tableDef, po parseOptions, sum *Tabl
 					return e
 				}
 			} else {
+				// counted only now: a dropped row (a duplicate, a cut
+				// line) must not move the span
+				sum.Nulled += rs.nulled
+				sum.MaxTime = max(sum.MaxTime, rs.maxTime)
 				bb.appendRow(row)
 				sum.Kept++
 				if bb.n >= po.batchRows {
@@ -421,16 +425,21 @@ func keyText(fields [][]byte, def *tableDef) string {
 	return b.String()
 }
 
-// parseRow parses fields into row; it returns nil when every field is valid:
-// the right number of columns, text in UTF-8, numbers that parse and lie in
-// their column's range (ranges.go).
-func parseRow(fields [][]byte, def *tableDef, row []cell, sum *TableSummary) *MalformedError {
+// rowStats is what a parsed row adds to its table's summary once kept.
+type rowStats struct {
+	nulled  int64 // utilisation markers stored as null
+	maxTime int64 // the largest time stamp (0 when none)
+}
+
+// parseRow parses fields into row; the error is nil when every field is
+// valid: the right number of columns, text in UTF-8, numbers that parse and
+// lie in their column's range (ranges.go).
+func parseRow(fields [][]byte, def *tableDef, row []cell) (rowStats, *MalformedError) {
+	var rs rowStats
 	if len(fields) != len(def.cols) {
-		return &MalformedError{Reason: ReasonColumns,
+		return rs, &MalformedError{Reason: ReasonColumns,
 			Detail: fmt.Sprintf("want %d columns, got %d", len(def.cols), len(fields))}
 	}
-	nulled := 0
-	maxTime := sum.MaxTime
 	for i, c := range def.cols {
 		f := fields[i]
 		r := &row[i]
@@ -443,41 +452,39 @@ func parseRow(fields [][]byte, def *tableDef, row []cell, sum *TableSummary) *Ma
 		switch c.kind {
 		case kString:
 			if !utf8.Valid(f) {
-				return &MalformedError{Reason: ReasonText, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
+				return rs, &MalformedError{Reason: ReasonText, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
 			}
 			r.s = f
 			continue
 		case kInt:
 			iv, ok := parseInt(f)
 			if !ok {
-				return &MalformedError{Reason: ReasonInt, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
+				return rs, &MalformedError{Reason: ReasonInt, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
 			}
 			r.i, v = iv, float64(iv)
 		case kReal:
 			fv, ok := parseReal(f)
 			if !ok {
-				return &MalformedError{Reason: ReasonReal, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
+				return rs, &MalformedError{Reason: ReasonReal, Detail: fmt.Sprintf("column %s: %q", c.name, f)}
 			}
 			r.f, v = fv, fv
 		}
 		if c.pos && !(v > 0) {
-			return &MalformedError{Reason: ReasonResource, Detail: fmt.Sprintf("column %s: %s", c.name, f)}
+			return rs, &MalformedError{Reason: ReasonResource, Detail: fmt.Sprintf("column %s: %s", c.name, f)}
 		}
 		if c.util && (v == -1 || v == 101) {
 			r.null = true
-			nulled++
+			rs.nulled++
 			continue
 		}
 		if c.hasRange && !c.rng.contains(v) {
-			return &MalformedError{Reason: ReasonRange, Detail: fmt.Sprintf("column %s: %s outside %s", c.name, f, c.rng)}
+			return rs, &MalformedError{Reason: ReasonRange, Detail: fmt.Sprintf("column %s: %s outside %s", c.name, f, c.rng)}
 		}
-		if c.time && v > float64(maxTime) {
-			maxTime = int64(math.Ceil(v))
+		if c.time && v > float64(rs.maxTime) {
+			rs.maxTime = int64(math.Ceil(v))
 		}
 	}
-	sum.Nulled += int64(nulled)
-	sum.MaxTime = maxTime
-	return nil
+	return rs, nil
 }
 
 // sortedInputs returns the inputs in schema order.

@@ -178,6 +178,14 @@ func TestDuplicateRowsDropped(t *testing.T) {
 		t.Errorf("%d pods; want 2 (one per distinct instance)", len(w.Pods))
 	}
 
+	// a dropped conflict does not move the span: its end_time of 500,000 s
+	// is in range, but the row is not kept, so the span stays 200 s
+	in = writeTrace(t, map[string][]string{MachineMeta: machineRows,
+		BatchInstance: {inst, "i_1,t_1,j_1,1,Terminated,100,500000,m_1,1,1,50,60,0.5,0.6"}})
+	if m, err := ReadManifest(convertTrace(t, in)); err != nil || m.Span != 200 {
+		t.Errorf("span after a dropped conflict: %v, %v; want 200 s", m, err)
+	}
+
 	// two statuses of one machine in one second are two events, not a
 	// conflict: the status is part of the key
 	in = writeTrace(t, map[string][]string{MachineMeta: {"m_1,0,1,a,96,100,IMPORT_INSTALLING", "m_1,0,1,a,96,100,USING"}})

@@ -59,15 +59,63 @@ func (p *Plan) writeSpec(path string) error {
 	})
 }
 
+// pointRow is a replay's row with the grid point it belongs to.
+type pointRow struct {
+	point int
+	Row
+}
+
+// suiteColumnKeys are the grid keys that a suite report spreads over its
+// columns; any other grid key (eval.checkpoint, ppo.seed, ...) makes a
+// report of its own, so that one report holds one policy.
+var suiteColumnKeys = map[string]bool{"eval.nodes": true, "trace.load_factor": true}
+
+// writeSuites writes the suite section of summary.md: one report (and
+// plot) per family of grid points that differ only in suiteColumnKeys.
+func writeSuites(b *strings.Builder, plots string, pf *planFile, rows []pointRow) error {
+	var families []string
+	byFamily := map[string][]SuiteObs{}
+	for _, r := range rows {
+		var fam, col []Setting
+		for _, s := range pf.Points[r.point].Settings {
+			switch {
+			case s.Key == "eval.nodes":
+			case suiteColumnKeys[s.Key]:
+				col = append(col, s)
+			default:
+				fam = append(fam, s)
+			}
+		}
+		f := Point(fam)
+		if _, ok := byFamily[f]; !ok {
+			families = append(families, f)
+		}
+		byFamily[f] = append(byFamily[f], SuiteObs{Group: Point(col), Row: r.Row})
+	}
+	for i, f := range families {
+		rep := SummariseSuite(byFamily[f])
+		title, file := pf.Name, SuitePlot
+		if f != "" {
+			title += " " + f
+			file = fmt.Sprintf("suite-regimes-%d.png", i+1)
+			fmt.Fprintf(b, "\n# Suite report %d: %s\n", i+1, f)
+		}
+		if err := WriteSuite(b, rep); err != nil {
+			return err
+		}
+		fmt.Fprintf(b, "\n![totals per regime against the best single heuristic](%s/%s)\n", PlotsDir, file)
+		if err := plotSuite(plots, title, file, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeTables reads the rows of every cell of the plan from the cell
 // folders of dirs and writes cells.csv, summary.md and the plots into out
 // (and the summary to summary, when not nil). The learning curves come
 // from the training folders of dirs.
 func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) error {
-	type pointRow struct {
-		point int
-		Row
-	}
 	var rows []pointRow
 	cache := map[string][]Row{}
 	for _, c := range pf.Cells {
@@ -169,22 +217,7 @@ func writeTables(out string, pf *planFile, dirs []string, summary io.Writer) err
 		}
 	}
 	if slices.ContainsFunc(rows, func(r pointRow) bool { return r.Regime != "" }) {
-		obs := make([]SuiteObs, len(rows))
-		for i, r := range rows {
-			var ss []Setting
-			for _, s := range pf.Points[r.point].Settings {
-				if s.Key != "eval.nodes" {
-					ss = append(ss, s)
-				}
-			}
-			obs[i] = SuiteObs{Group: Point(ss), Row: r.Row}
-		}
-		rep := SummariseSuite(obs)
-		if err := WriteSuite(&b, rep); err != nil {
-			return err
-		}
-		fmt.Fprintf(&b, "\n![totals per regime against the best single heuristic](%s/%s)\n", PlotsDir, SuitePlot)
-		if err := plotSuite(plots, pf.Name, rep); err != nil {
+		if err := writeSuites(&b, plots, pf, rows); err != nil {
 			return err
 		}
 	}

@@ -12,14 +12,14 @@ import (
 )
 
 // SuitePlot is the file name of the suite's plot in a sweep's plots
-// folder.
+// folder (suite-regimes-K.png for the K-th report of a sweep with several).
 const SuitePlot = "suite-regimes.png"
 
 // plotSuite draws the suite report as grouped bars: per scheduler, its
 // total unschedulable pods over the best single heuristic's, one bar per
 // regime (burst, calm, all); the dashed line at 1 is the best single
 // heuristic. The intervals are in the tables beside it.
-func plotSuite(dir string, title string, rep SuiteReport) error {
+func plotSuite(dir, title, file string, rep SuiteReport) error {
 	if len(rep.Tables) == 0 {
 		return nil
 	}
@@ -70,5 +70,5 @@ func plotSuite(dir string, title string, rep SuiteReport) error {
 	p.X.Tick.Label.XAlign = -0.9
 	p.Y.Min = 0
 	p.Y.Max += 0.25 * max(p.Y.Max-p.Y.Min, 1)
-	return savePlot(p, filepath.Join(dir, SuitePlot))
+	return savePlot(p, filepath.Join(dir, file))
 }

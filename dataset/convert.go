@@ -256,9 +256,18 @@ var crcTable = crc32.IEEETable
 // carries its own dictionaries for the string columns, which keeps memory
 // bounded (the IPC file format allows a single dictionary per column for the
 // whole file). Read them with an IPC stream reader (pyarrow.ipc.open_stream).
+//
+// A folder holding one openb_node_list_*.csv and one openb_pod_list_*.csv
+// (Alibaba's GPU traces, FGD's openb) is converted by ConvertOpenb instead.
 func Convert(ctx context.Context, inDir, outDir string, opts ConvertOptions) (Summary, error) {
 	if err := opts.defaults(); err != nil {
 		return Summary{}, err
+	}
+	if nodes, pods, ok, err := FindOpenb(inDir); err != nil || ok {
+		if err != nil {
+			return Summary{}, err
+		}
+		return ConvertOpenb(ctx, nodes, pods, outDir)
 	}
 	inputs, err := findInputs(inDir)
 	if err != nil {

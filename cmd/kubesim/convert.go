@@ -20,13 +20,18 @@ func newConvertCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "convert --in DIR --out DIR",
-		Short: "Convert the Alibaba cluster-trace-v2018 CSV tables to Arrow",
+		Short: "Convert the Alibaba cluster-trace-v2018 CSV tables (or an openb GPU trace) to Arrow",
 		Long: `Convert reads the trace tables found in --in (machine_meta, machine_usage,
 container_meta, container_usage, batch_task, batch_instance; as .csv, .csv.gz
 or the published .tar.gz) and writes one Arrow IPC stream per table to --out,
 plus manifest.json. Memory stays bounded whatever the input size. Malformed
 rows are counted and reported with file and line; --strict makes the first
-one an error. Ends with a summary per table.`,
+one an error. Ends with a summary per table.
+
+A folder with one openb_node_list_*.csv and one openb_pod_list_*.csv
+(Alibaba's GPU traces used by FGD) becomes an openb trace instead
+(openb_nodes.arrow, openb_pods.arrow, manifest.json); any malformed row is
+an error naming file, line and column (docs/gpu.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := dataset.ConvertOptions{Strict: strict, Compression: compression, BatchRows: batchRows}

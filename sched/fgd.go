@@ -51,19 +51,26 @@ func (f *fgd) prepare(c *sim.GPUCluster, pod int, _ *sim.GPUPodSpec) {
 	f.t = int(c.TypeOf[pod])
 }
 
-func (f *fgd) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) (int64, sim.GPUMask) {
+func (f *fgd) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	n := &c.Nodes[i]
 	stamp := n.Gen + 1
 	k := i*f.nt + f.t
 	if f.cgen[k] == stamp {
-		return int64(f.pts[k]), f.mask[k]
+		return int64(f.pts[k])
 	}
 	if f.gen[i] != stamp {
 		f.gen[i], f.frag[i] = stamp, sim.GPUFrag(n.CPUFree(), &n.GPU, f.types)
 	}
 	s, m := FGDScore(f.frag[i], n, p, f.types)
 	f.cgen[k], f.pts[k], f.mask[k] = stamp, int8(s), m
-	return s, m
+	return s
+}
+
+// gpus returns the GPUs FGD's score chose on node i (score ran for it in
+// this decision, so the entry is current).
+func (f *fgd) gpus(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) sim.GPUMask {
+	f.score(c, i, p)
+	return f.mask[i*f.nt+f.t]
 }
 
 // FGDScore is FGD's score of placing p on n, whose current fragmentation

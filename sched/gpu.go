@@ -65,12 +65,21 @@ func newGPURand(seed, stream uint64) *rand.Rand {
 }
 
 // gpuScorer scores one feasible node for a pod, on kube-scheduler's 0..100
-// scale, and names the GPUs the pod would take there (the artifact's GPU
-// selection of the policy). prepare runs once per decision before the
-// nodes are scored.
+// scale; gpus names the GPUs the pod takes on the chosen node (the
+// artifact's GPU selection of the policy: Reserve runs it on the winner
+// only). prepare runs once per decision before the nodes are scored.
 type gpuScorer interface {
 	prepare(c *sim.GPUCluster, pod int, p *sim.GPUPodSpec)
-	score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) (int64, sim.GPUMask)
+	score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64
+	gpus(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) sim.GPUMask
+}
+
+// bestFitGPUs is the artifact's default GPU selection ("best"), for the
+// policies that do not select GPUs their own way.
+type bestFitGPUs struct{}
+
+func (bestFitGPUs) gpus(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) sim.GPUMask {
+	return c.Nodes[i].GPU.BestFit(p.GPU)
 }
 
 // gpuFramework is kube-scheduler's cycle as the artifact runs it: every
@@ -89,15 +98,17 @@ func (f *gpuFramework) Name() string { return f.name }
 func (f *gpuFramework) Schedule(c *sim.GPUCluster, pod int, p *sim.GPUPodSpec) (int, sim.GPUMask) {
 	f.score.prepare(c, pod, p)
 	best, bestScore := -1, int64(-1)
-	var bestMask sim.GPUMask
 	for i := range c.Nodes {
 		if !c.Nodes[i].Fits(p) {
 			continue
 		}
-		s, m := f.score.score(c, i, p)
+		s := f.score.score(c, i, p)
 		if s > bestScore || s == bestScore && c.Rank[i] < c.Rank[best] {
-			best, bestScore, bestMask = i, s, m
+			best, bestScore = i, s
 		}
 	}
-	return best, bestMask
+	if best < 0 {
+		return -1, 0
+	}
+	return best, f.score.gpus(c, best, p)
 }

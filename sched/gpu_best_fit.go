@@ -10,13 +10,13 @@ import "github.com/kubesim/kubesim/sim"
 // keeps the set of best nodes, so the rescaling is left out. Memory is not
 // part of the sum, as in the artifact. GPUs: the default best-fit
 // selection.
-type gpuBestFit struct{}
+type gpuBestFit struct{ bestFitGPUs }
 
 func (gpuBestFit) prepare(*sim.GPUCluster, int, *sim.GPUPodSpec) {}
 
-func (gpuBestFit) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) (int64, sim.GPUMask) {
+func (gpuBestFit) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	n := &c.Nodes[i]
 	left := float64(n.CPUFree()-p.CPU)/maxSpecCPU*0.5 +
 		float64(n.GPU.TotalFree()-p.GPU.Total())/maxSpecGPU*0.5
-	return int64((1 - left) * float64(MaxNodeScore)), n.GPU.BestFit(p.GPU)
+	return int64((1 - left) * float64(MaxNodeScore))
 }

@@ -9,14 +9,14 @@ import "github.com/kubesim/kubesim/sim"
 // of its kind, 50+u on one that has its kind among others, 25+u on a node
 // without GPU pods and u elsewhere; a CPU-only pod scores 0 everywhere (a
 // random feasible node). GPUs: the default best-fit selection.
-type gpuClustering struct{}
+type gpuClustering struct{ bestFitGPUs }
 
 func (gpuClustering) prepare(*sim.GPUCluster, int, *sim.GPUPodSpec) {}
 
-func (gpuClustering) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) (int64, sim.GPUMask) {
+func (gpuClustering) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	t := sim.GPUTag(p.GPU)
 	if t < 0 {
-		return MinNodeScore, 0
+		return MinNodeScore
 	}
 	n := &c.Nodes[i]
 	u := MaxNodeScore / 4 * (maxSpecGPU - n.GPU.TotalFree()) / maxSpecGPU
@@ -32,5 +32,5 @@ func (gpuClustering) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) (int64, 
 	default:
 		s = u
 	}
-	return s, n.GPU.BestFit(p.GPU)
+	return s
 }

@@ -11,14 +11,14 @@ import "github.com/kubesim/kubesim/sim"
 // the default best-fit GPUs. The openb pods have no spreading constraints,
 // so PodTopologySpread and the other default scores are constant and left
 // out.
-type gpuKubeDefault struct{}
+type gpuKubeDefault struct{ bestFitGPUs }
 
 func (gpuKubeDefault) prepare(*sim.GPUCluster, int, *sim.GPUPodSpec) {}
 
-func (gpuKubeDefault) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) (int64, sim.GPUMask) {
+func (gpuKubeDefault) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	n := &c.Nodes[i]
 	req := NonZeroRequests(sim.Resources{CPU: p.CPU, Mem: p.Mem})
 	used := sim.Resources{CPU: n.CPUUsed + req.CPU, Mem: n.MemUsed + req.Mem}
 	alloc := sim.Resources{CPU: n.CPU, Mem: n.Mem}
-	return allocated2(false, used, alloc, [2]int64{1, 1}) + balanced2(used, alloc), n.GPU.BestFit(p.GPU)
+	return allocated2(false, used, alloc, [2]int64{1, 1}) + balanced2(used, alloc)
 }

@@ -13,19 +13,18 @@ import (
 // go to partly used GPUs first, then to partly used nodes, then to idle
 // nodes. CPU-only pods score 0 everywhere. GPUs: the default best-fit
 // selection.
-type gpuPacking struct{}
+type gpuPacking struct{ bestFitGPUs }
 
 func (gpuPacking) prepare(*sim.GPUCluster, int, *sim.GPUPodSpec) {}
 
-func (gpuPacking) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) (int64, sim.GPUMask) {
+func (gpuPacking) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	if p.GPU.Count == 0 {
-		return MinNodeScore, 0
+		return MinNodeScore
 	}
 	g := &c.Nodes[i].GPU
-	m := g.BestFit(p.GPU)
 	idle := int64(g.Idle())
 	if idle == int64(g.N) {
-		return max(MaxNodeScore/3-idle, idle), m
+		return max(MaxNodeScore/3-idle, idle)
 	}
 	// the devices the artifact tries: by free milli ascending, stable by index
 	s := g.Sorted()
@@ -44,7 +43,7 @@ func (gpuPacking) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) (int64, sim
 		}
 	}
 	if takeIdle > 0 {
-		return max(MaxNodeScore/2-takeIdle, MaxNodeScore/3), m
+		return max(MaxNodeScore/2-takeIdle, MaxNodeScore/3)
 	}
-	return max(MaxNodeScore-freePct/10, MaxNodeScore/2), m
+	return max(MaxNodeScore-freePct/10, MaxNodeScore/2)
 }

@@ -31,15 +31,19 @@ func (r *gpuRandom) prepare(c *sim.GPUCluster, _ int, p *sim.GPUPodSpec) {
 	}
 }
 
-func (r *gpuRandom) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) (int64, sim.GPUMask) {
+func (r *gpuRandom) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	k := r.seen
 	r.seen++
 	if k != r.pick {
-		return MinNodeScore, 0
+		return MinNodeScore
 	}
+	return MaxNodeScore
+}
+
+func (r *gpuRandom) gpus(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) sim.GPUMask {
 	g := &c.Nodes[i].GPU
 	if !p.GPU.Share() {
-		return MaxNodeScore, g.BestFit(p.GPU)
+		return g.BestFit(p.GPU)
 	}
 	var m sim.GPUMask
 	n := 0
@@ -51,5 +55,5 @@ func (r *gpuRandom) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) (int64, s
 			}
 		}
 	}
-	return MaxNodeScore, m
+	return m
 }

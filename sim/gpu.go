@@ -57,10 +57,17 @@ func (r GPURequest) Total() int64 { return int64(r.Count) * int64(r.Milli) }
 // GPUs is one node's GPU state: the free milli of each device, by device
 // index, and the devices' model. It is a value type of fixed size, so
 // copying it (to try a placement) allocates nothing.
+//
+// Change Free through Take and Release, which keep the summary that makes
+// Fits constant-time (the idle devices and the largest free milli); code
+// that writes Free directly calls Refresh before the next Fits.
 type GPUs struct {
 	Free  [MaxGPUs]int16 // free milli of device i, for i < N
 	N     int8           // devices on the node
 	Model int8           // model id, -1 for a node without GPUs
+	idle  int8           // devices with GPUMilli free
+	most  int16          // the largest free milli of a device (0 without devices)
+	total int32          // free milli summed over the devices
 }
 
 // NewGPUs returns n idle GPUs of the given model.
@@ -72,47 +79,49 @@ func NewGPUs(n int, model int8) GPUs {
 	if n == 0 {
 		g.Model = -1
 	}
+	g.Refresh()
 	return g
 }
 
-// TotalFree returns the free milli-GPU summed over the devices.
-func (g *GPUs) TotalFree() int64 {
-	var s int64
+// Refresh recomputes the summary Fits reads after Free was written
+// directly.
+func (g *GPUs) Refresh() {
+	g.idle, g.most, g.total = 0, 0, 0
 	for i := range g.N {
-		s += int64(g.Free[i])
+		f := g.Free[i]
+		if f == GPUMilli {
+			g.idle++
+		}
+		g.most = max(g.most, f)
+		g.total += int32(f)
 	}
-	return s
 }
 
+// TotalFree returns the free milli-GPU summed over the devices.
+func (g *GPUs) TotalFree() int64 { return int64(g.total) }
+
 // Idle returns the number of devices with all their milli free.
-func (g *GPUs) Idle() int {
-	n := 0
-	for i := range g.N {
-		if g.Free[i] == GPUMilli {
-			n++
-		}
-	}
-	return n
-}
+func (g *GPUs) Idle() int { return int(g.idle) }
 
 // Fits reports whether the request fits the GPUs, the model constraint
 // included: Count devices each with at least Milli free (so a share fits a
 // single device, and whole GPUs need idle devices). A CPU-only request
 // always fits.
+//
+// A workload that passes GPUWorkload.Validate asks for a share of one GPU
+// or for whole GPUs, so the test is on the summary: the largest free milli
+// for a share, the idle devices otherwise.
 func (g *GPUs) Fits(r GPURequest) bool {
-	if r.Count == 0 {
+	switch {
+	case r.Count == 0:
 		return true
-	}
-	if !r.Models.Allows(g.Model) {
+	case !r.Models.Allows(g.Model):
 		return false
+	case r.Milli < GPUMilli:
+		return r.Count == 1 && g.most >= r.Milli
+	default:
+		return g.idle >= r.Count
 	}
-	n := int8(0)
-	for i := range g.N {
-		if g.Free[i] >= r.Milli {
-			n++
-		}
-	}
-	return n >= r.Count
 }
 
 // BestFit returns the devices the artifact's default GPU selection ("best")
@@ -179,6 +188,7 @@ func (g *GPUs) Take(r GPURequest, m GPUMask) {
 			g.Free[i] -= r.Milli
 		}
 	}
+	g.Refresh()
 }
 
 // Release gives r.Milli back to each device of m (the inverse of Take).
@@ -188,6 +198,7 @@ func (g *GPUs) Release(r GPURequest, m GPUMask) {
 			g.Free[i] += r.Milli
 		}
 	}
+	g.Refresh()
 }
 
 // Sorted returns the free milli of the devices in decreasing order, padded

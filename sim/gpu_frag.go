@@ -16,8 +16,14 @@ package sim
 // It is defined here once and used by the allocation/fragmentation curves
 // (RunGPU), by the fgd scheduler (sched) and by anything else that needs it.
 // A node without free GPU milli has fragmentation 0.
+//
+// It reads Free only (not the summary Refresh keeps), so a caller may try a
+// placement by writing Free directly.
 func GPUFrag(cpuFree int64, g *GPUs, types []TypeShare) float64 {
-	total := g.TotalFree()
+	var total int64
+	for d := range g.N {
+		total += int64(g.Free[d])
+	}
 	if total == 0 {
 		return 0
 	}

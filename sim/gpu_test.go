@@ -9,6 +9,7 @@ import (
 func gpus(model int8, free ...int16) GPUs {
 	g := GPUs{N: int8(len(free)), Model: model}
 	copy(g.Free[:], free)
+	g.Refresh()
 	return g
 }
 

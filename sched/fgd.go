@@ -33,7 +33,8 @@ type fgd struct {
 	mask []sim.GPUMask
 	t    int // the current pod's type
 	// nodes is the first node of the cluster the cache is for: a new run
-	// (a new cluster) starts an empty cache.
+	// (a new cluster, whose nodes slice is new) starts an empty cache. A
+	// cluster whose nodes are reset in place needs a fresh scheduler.
 	nodes *sim.GPUNode
 }
 
@@ -42,11 +43,17 @@ func (f *fgd) prepare(c *sim.GPUCluster, pod int, _ *sim.GPUPodSpec) {
 		return
 	}
 	if f.nodes != &c.Nodes[0] || len(f.gen) != len(c.Nodes) || f.nt != c.NumTypes {
-		f.nodes = &c.Nodes[0]
+		// a new run: an empty cache (the buffers reused when the sizes match)
 		n, nt := len(c.Nodes), c.NumTypes
-		f.types, f.nt = c.Types, nt
-		f.gen, f.frag = make([]uint32, n), make([]float64, n)
-		f.cgen, f.pts, f.mask = make([]uint32, n*nt), make([]int8, n*nt), make([]sim.GPUMask, n*nt)
+		f.nodes, f.types = &c.Nodes[0], c.Types
+		if len(f.gen) == n && f.nt == nt {
+			clear(f.gen)
+			clear(f.cgen)
+		} else {
+			f.nt = nt
+			f.gen, f.frag = make([]uint32, n), make([]float64, n)
+			f.cgen, f.pts, f.mask = make([]uint32, n*nt), make([]int8, n*nt), make([]sim.GPUMask, n*nt)
+		}
 	}
 	f.t = int(c.TypeOf[pod])
 }

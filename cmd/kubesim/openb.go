@@ -1,12 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubesim/kubesim/dataset"
+	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sweep"
 )
 
@@ -49,4 +54,37 @@ func runOpenbSweeps(cmd *cobra.Command, files []string, out string, jobs int, sh
 		fmt.Fprintf(cmd.ErrOrStderr(), "sweep %s: %d runs in %s; outputs in %s\n", s.Name, len(res.Runs), res.Elapsed.Round(1e7), o)
 	}
 	return true, nil
+}
+
+// runReplayGPU is replay on an openb trace: flags map to sweep.ReplayGPU.
+func runReplayGPU(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
+	for _, name := range append(append([]string{"nodes", "autoscale", "max-nodes", "samples"}, traceOnly...), syntheticOnly...) {
+		if cmd.Flags().Changed(name) {
+			return usagef("--%s does not apply to an openb trace", name)
+		}
+	}
+	if f.inflate < 0 || f.inflate > 10 || math.IsNaN(f.inflate) {
+		return usagef("--inflate %g: want 0 (none) to 10", f.inflate)
+	}
+	names := sched.GPUNames()
+	if f.scheduler != "all" {
+		if _, err := sched.NewGPU(f.scheduler, 0); err != nil {
+			return usageError{err}
+		}
+		names = []string{f.scheduler}
+	}
+	w, err := dataset.LoadOpenb(f.trace)
+	if err != nil {
+		return err
+	}
+	res, err := sweep.ReplayGPU(ctx, w, names, f.inflate, f.seed, runtime.NumCPU())
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		return sweep.WriteGPUJSONLines(out, res)
+	}
+	fmt.Fprintf(out, "workload %s: %d pods, %d nodes, %d GPUs; inflated to %.2fx, seed %d\n", w.Name, len(w.Pods), len(w.Nodes), w.GPUCapacity(), f.inflate, f.seed)
+	return sweep.WriteGPUTable(out, res)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/internal/atomicfile"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -23,6 +24,7 @@ type replayFlags struct {
 	scheduler string
 	json      bool
 	samples   string
+	inflate   float64
 }
 
 func newReplayCmd() *cobra.Command {
@@ -36,7 +38,13 @@ see the same workload and the same simulator seed.
 
 The workload is the built-in synthetic one (--nodes, --pods, --load), or with --trace a window
 of a converted trace (--window, --load-factor, --dag) on --nodes machines sampled from it (all
-without --nodes). Flags of the other mode are usage errors.` + exitStatuses,
+without --nodes). Flags of the other mode are usage errors.
+
+With --trace of a converted openb GPU trace (convert, docs/gpu.md) it runs FGD's experiment
+instead: the pods shuffled by --seed and inflated to --inflate x the GPU capacity, never leaving,
+under the GPU policies (random, dot-product, gpu-clustering, gpu-packing, best-fit, fgd,
+kube-default); --json prints per scheduler gpu_alloc_curve and gpu_frag_curve, 131 numbers each
+in percent at arrived workload 0..130%.` + exitStatuses,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runReplay(cmd.Context(), cmd, f)
@@ -46,12 +54,19 @@ without --nodes). Flags of the other mode are usage errors.` + exitStatuses,
 	fl.StringVar(&f.scheduler, "scheduler", "all", "scheduler name, or all")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per scheduler, one per line")
 	fl.StringVar(&f.samples, "samples", "", "also write every scheduler's metric time series to this CSV file")
+	fl.Float64Var(&f.inflate, "inflate", 1.3, "with an openb --trace: arrived GPU demand as a multiple of the GPU capacity (0: the pod list as it is)")
 	f.register(fl)
 	noticesToStderr(cmd)
 	return cmd
 }
 
 func runReplay(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
+	if f.trace != "" && dataset.IsOpenb(f.trace) {
+		return runReplayGPU(ctx, cmd, f)
+	}
+	if cmd.Flags().Changed("inflate") {
+		return usagef("--inflate applies with an openb --trace only")
+	}
 	names, err := schedulerNames(f.scheduler)
 	if err != nil {
 		return err

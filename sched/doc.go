@@ -32,4 +32,10 @@
 //
 // docs/sched.md lists the formulas, the weights and where kubesim departs
 // from kube-scheduler v1.35.
+//
+// GPU workloads have their own registry (NewGPU, GPUNames): the six
+// policies of FGD's paper (random, dot-product, gpu-clustering,
+// gpu-packing, best-fit, fgd) and kube-default, as sim.GPUScheduler values
+// scored as the paper's artifact scores them, ties going to the node of
+// lowest rank (docs/gpu.md).
 package sched

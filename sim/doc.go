@@ -29,4 +29,12 @@
 // leaves the slice and the nodes after it shift down. Schedulers return an
 // index into Cluster.Nodes as it is at the decision; NodeID is stable for a
 // node's life.
+//
+// GPUs (openb traces, FGD's experiment) are a resource of their own: a
+// node's devices and their free milli-GPU (GPUs), a pod's request
+// (GPURequest), FGD's fragmentation measure (GPUFrag, defined once) and the
+// placement run of the paper's artifact (RunGPU: pods shuffled by the seed,
+// inflated by clones, never leaving; curves against the arrived GPU
+// demand). The event engine does not carry GPUs, so CPU/memory runs are as
+// before (docs/gpu.md).
 package sim

@@ -13,4 +13,9 @@
 // Compare and Frontier read a finished sweep's cells.csv: the paired
 // difference of two schedulers, and the oracle frontier of admission rules
 // against each cell's best heuristic (sim.AdmissionOracle).
+//
+// A file of mode openb (OpenbSpec, RunOpenb) is FGD's experiment on the
+// openb GPU traces instead: pod lists x GPU policies x seeds, curves of GPU
+// allocation and fragmentation, tables beside the artifact's expected
+// results (docs/gpu.md).
 package sweep

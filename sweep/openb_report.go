@@ -299,7 +299,7 @@ func plotOpenb(dir string, s *OpenbSpec, runs []OpenbRun, exp *Expected) error {
 			pub        map[[2]string][]sim.Curve
 		}{
 			{"gpu_alloc", "GPU allocation (% of GPUs)", alloc, nil},
-			{"gpu_frag", "GPU fragmentation (% of GPUs)", frag, nil},
+			{"gpu_frag", "GPU fragmentation (% of GPUs, FGD's measure)", frag, nil},
 		} {
 			if exp != nil {
 				m.pub = exp.Alloc
@@ -315,7 +315,13 @@ func plotOpenb(dir string, s *OpenbSpec, runs []OpenbRun, exp *Expected) error {
 			pl.X.Label.Text = "arrived workload (% of GPU capacity)"
 			pl.Y.Label.Text = m.label
 			pl.Add(plotter.NewGrid())
-			pl.Legend.Top, pl.Legend.Left = true, true
+			// legends where the curves are not: allocation rises to a
+			// plateau (bottom right is free), fragmentation falls
+			// (bottom left is free)
+			pl.Legend.Top, pl.Legend.Left = false, m.key == "gpu_frag"
+			if m.key == "gpu_alloc" {
+				pl.X.Label.Text += ", from 70%"
+			}
 			for i, name := range s.Schedulers {
 				c := palette[i%len(palette)]
 				for dashed, cs := range [][]sim.Curve{m.ours[[2]string{p, name}], m.pub[[2]string{p, name}]} {
@@ -344,6 +350,12 @@ func plotOpenb(dir string, s *OpenbSpec, runs []OpenbRun, exp *Expected) error {
 					}
 					pl.Add(l)
 				}
+			}
+			if m.key == "gpu_alloc" {
+				// every policy places every pod until the cluster fills:
+				// the curves part from about 70% arrived on (lines are
+				// clipped to the axes)
+				pl.X.Min, pl.Y.Min, pl.X.Max, pl.Y.Max = 70, 70, 130, 100
 			}
 			if err := savePlot(pl, filepath.Join(dir, slug(p)+"-"+m.key+".png")); err != nil {
 				return err

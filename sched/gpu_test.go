@@ -224,3 +224,16 @@ func TestFGDCacheMatchesRecompute(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUScheduleAllocatesNothing: a decision allocates nothing once a
+// scheduler's buffers (FGD's cache) exist.
+func TestGPUScheduleAllocatesNothing(t *testing.T) {
+	for _, name := range GPUNames() {
+		c := threeNodes()
+		s, _ := NewGPU(name, 1)
+		s.Schedule(c, 0, &podShare400)
+		if n := testing.AllocsPerRun(50, func() { s.Schedule(c, 0, &podShare400) }); n != 0 {
+			t.Errorf("%s: %v allocations a decision; want 0", name, n)
+		}
+	}
+}

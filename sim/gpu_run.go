@@ -164,7 +164,10 @@ type GPUResult struct {
 // first draw that would overshoot (the artifact compares the demand plus the
 // drawn pod's milli per GPU, not its total, against the target: kept as is),
 // or, when it is above, uniformly drawn pods removed until it is not; and
-// then the nodes' tie-break ranks, a permutation (GPUCluster.Rank).
+// then the nodes' tie-break ranks, a permutation (GPUCluster.Rank). A list
+// without GPU demand is not inflated. The list grows to about inflate /
+// (its demand / capacity) times its length: callers bound inflate (the
+// command line and experiment files take 0..10).
 func GPUArrivals(w *GPUWorkload, inflate float64, seed uint64) (order, rank []int32) {
 	rng := rand.New(rand.NewPCG(seed, 0x6f70656e62)) // stream "openb"
 	n := len(w.Pods)
@@ -188,6 +191,9 @@ func GPUArrivals(w *GPUWorkload, inflate float64, seed uint64) (order, rank []in
 	}
 	target := inflate * float64(w.GPUCapacity()*GPUMilli)
 	switch {
+	case demand == 0:
+		// no pod asks for a GPU: clones would never reach the target (the
+		// artifact loops for ever here)
 	case float64(demand) < target:
 		for {
 			k := rng.IntN(n)
@@ -264,6 +270,9 @@ func (c *GPUCluster) Place(i int, p *GPUPodSpec, m GPUMask) bool {
 func RunGPU(w *GPUWorkload, s GPUScheduler, cfg GPURunConfig) (GPUResult, error) {
 	if err := w.Validate(); err != nil {
 		return GPUResult{}, err
+	}
+	if cfg.Inflate < 0 || cfg.Inflate > 10 || math.IsNaN(cfg.Inflate) {
+		return GPUResult{}, fmt.Errorf("gpu run %s: inflate %g: want 0 (none) to 10", w.Name, cfg.Inflate)
 	}
 	order, rank := GPUArrivals(w, cfg.Inflate, cfg.Seed)
 	c := NewGPUCluster(w, rank)

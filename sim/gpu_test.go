@@ -196,6 +196,11 @@ func TestGPUArrivalsInflate(t *testing.T) {
 			t.Errorf("seed %d: the first 4 arrivals %v are not the 4 pods shuffled", seed, order[:4])
 		}
 	}
+	// a list without GPU demand is not inflated (the artifact never stops)
+	cpuOnly := &GPUWorkload{Name: "cpu", Nodes: w.Nodes, Models: w.Models, Pods: []GPUPodSpec{{Name: "c", CPU: 1}}}
+	if order, _ := GPUArrivals(cpuOnly, 1.3, 1); len(order) != 1 {
+		t.Errorf("CPU-only list: %d arrivals; want 1", len(order))
+	}
 	// at 0.5 the target is 2,000: pods are removed until the demand is at most that
 	order, _ := GPUArrivals(w, 0.5, 1)
 	var d int64

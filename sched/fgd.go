@@ -61,7 +61,7 @@ func (f *fgd) prepare(c *sim.GPUCluster, pod int, _ *sim.GPUPodSpec) {
 func (f *fgd) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	n := &c.Nodes[i]
 	stamp := n.Gen + 1
-	k := i*f.nt + f.t
+	k := f.t*len(f.gen) + i // type-major: one decision reads one contiguous row
 	if f.cgen[k] == stamp {
 		return int64(f.pts[k])
 	}
@@ -77,7 +77,7 @@ func (f *fgd) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 // this decision, so the entry is current).
 func (f *fgd) gpus(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) sim.GPUMask {
 	f.score(c, i, p)
-	return f.mask[i*f.nt+f.t]
+	return f.mask[f.t*len(f.gen)+i]
 }
 
 // FGDScore is FGD's score of placing p on n, whose current fragmentation

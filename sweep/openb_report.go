@@ -165,7 +165,7 @@ func writeCurvesCSV(w io.Writer, runs []OpenbRun) error {
 	return cw.Error()
 }
 
-func fmtCI(iv Interval) string {
+func openbCI(iv Interval) string {
 	switch {
 	case math.IsNaN(iv.Mean):
 		return "n/a"
@@ -175,7 +175,7 @@ func fmtCI(iv Interval) string {
 	return fmt.Sprintf("%.2f ± %.2f", iv.Mean, iv.Half)
 }
 
-func fmtDiff(d float64) string {
+func openbDiff(d float64) string {
 	if math.IsNaN(d) {
 		return "n/a"
 	}
@@ -211,14 +211,14 @@ func OpenbSummary(s *OpenbSpec, runs []OpenbRun, exp *Expected) string {
 			a100, a130 := MeanCI(at(alloc[k], 100)), MeanCI(at(alloc[k], 130))
 			f100, f130 := MeanCI(at(frag[k], 100)), MeanCI(at(frag[k], 130))
 			if exp == nil {
-				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", name, fmtCI(a100), fmtCI(a130), fmtCI(f100), fmtCI(f130))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", name, openbCI(a100), openbCI(a130), openbCI(f100), openbCI(f130))
 				continue
 			}
 			pa100, pa130 := MeanCI(at(exp.Alloc[k], 100)).Mean, MeanCI(at(exp.Alloc[k], 130)).Mean
 			pf100, pf130 := MeanCI(at(exp.Frag[k], 100)).Mean, MeanCI(at(exp.Frag[k], 130)).Mean
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", name,
-				fmtCI(a100), fmtPub(pa100), fmtDiff(a100.Mean-pa100), fmtCI(a130), fmtPub(pa130), fmtDiff(a130.Mean-pa130),
-				fmtCI(f100), fmtPub(pf100), fmtCI(f130), fmtPub(pf130))
+				openbCI(a100), openbPub(pa100), openbDiff(a100.Mean-pa100), openbCI(a130), openbPub(pa130), openbDiff(a130.Mean-pa130),
+				openbCI(f100), openbPub(pf100), openbCI(f130), openbPub(pf130))
 		}
 	}
 	if exp == nil {
@@ -252,14 +252,14 @@ func OpenbSummary(s *OpenbSpec, runs []OpenbRun, exp *Expected) string {
 			if !math.IsNaN(d) {
 				worst = math.Max(worst, math.Abs(d))
 			}
-			fmt.Fprintf(&b, " %s |", fmtDiff(d))
+			fmt.Fprintf(&b, " %s |", openbDiff(d))
 		}
 		fmt.Fprintf(&b, " %.2f | %s |\n", worst, rankAgreement(policies, ours, pub))
 	}
 	return b.String()
 }
 
-func fmtPub(v float64) string {
+func openbPub(v float64) string {
 	if math.IsNaN(v) {
 		return "n/a"
 	}

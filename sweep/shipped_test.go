@@ -1,18 +1,29 @@
 package sweep
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 )
 
 // TestShippedExperiments: every file in experiments/ parses, validates and
-// expands its grid (the data and checkpoints it names need not exist).
+// expands its grid (the data and checkpoints it names need not exist); a
+// file of mode openb parses and validates as an OpenbSpec.
 func TestShippedExperiments(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "experiments", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no experiment files (%v)", err)
 	}
 	for _, f := range files {
+		if data, err := os.ReadFile(f); err == nil && IsOpenbSpec(data) {
+			s, err := ReadOpenbSpec(f)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+			} else if s.Name+".yaml" != filepath.Base(f) {
+				t.Errorf("%s: name %q; the shipped files are named after their experiment (results/NAME)", f, s.Name)
+			}
+			continue
+		}
 		s, err := ReadSpec(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)

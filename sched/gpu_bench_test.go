@@ -1,6 +1,8 @@
 package sched_test
 
 import (
+	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/kubesim/kubesim/dataset"
@@ -13,9 +15,14 @@ import (
 // GPUs) and reports scheduling decisions per second: each decision filters
 // and scores every node and places the pod. An iteration is one whole run
 // (about 10,500 decisions) with a fresh copy of the empty cluster.
+//
+// The files are found from this source file's folder, so the test binary
+// also runs from elsewhere (scripts/ab-bench.sh runs it from the root).
 func BenchmarkGPUDecisions(b *testing.B) {
-	t, err := dataset.ReadOpenbCSV("../dataset/testdata/openb/openb_node_list_all_node.csv",
-		"../dataset/testdata/openb/default/openb_pod_list_default.csv")
+	_, src, _, _ := runtime.Caller(0)
+	data := filepath.Join(filepath.Dir(src), "..", "dataset", "testdata", "openb")
+	t, err := dataset.ReadOpenbCSV(filepath.Join(data, "openb_node_list_all_node.csv"),
+		filepath.Join(data, "default", "openb_pod_list_default.csv"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@ TRACE := data/default-trace
 # with `make TAGS= ...` or `make TAGS=openblas ...`.
 TAGS ?= $(if $(wildcard /usr/lib/*/libopenblas.so /usr/lib/libopenblas.so),openblas,)
 
-.PHONY: build test run bench fuzz fmt clean
+.PHONY: build test e2e run bench fuzz fmt clean
 
 build:
 	$(GO) build -tags '$(TAGS)' -o $(BIN) ./cmd/kubesim
@@ -20,6 +20,14 @@ build:
 test:
 	$(GO) vet -tags '$(TAGS)' ./...
 	$(GO) test -tags '$(TAGS)' ./...
+
+# The real control plane (e2e/, a module of its own so that the main module
+# never depends on k8s.io/kubernetes; `make test` does not descend into it):
+# embedded etcd, kube-apiserver, kube-scheduler with deploy/scheduler-config.yaml
+# and kubesim serve watching the API server. README.md says how long the
+# first build takes.
+e2e:
+	cd e2e && $(GO) test -count=1 -timeout 30m -v .
 
 # The default trace (400 machines, 2 days) is synthesised and converted on
 # first use (one to two seconds). Then the quick sweep replays its four test

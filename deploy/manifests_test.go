@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	schedv1 "k8s.io/kube-scheduler/config/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -49,8 +50,14 @@ func TestSchedulerConfig(t *testing.T) {
 	}
 	e := cfg.Extenders[0]
 	if !strings.HasSuffix(e.URLPrefix, ":8888") || e.FilterVerb != "filter" || e.PrioritizeVerb != "prioritize" ||
-		e.Weight <= 0 || !e.Ignorable || e.NodeCacheCapable || e.HTTPTimeout.Duration <= 0 {
+		e.Weight <= 0 || !e.Ignorable || e.HTTPTimeout.Duration <= 0 {
 		t.Errorf("extender %+v", e)
+	}
+	// kubernetes/kubernetes#141781: the nodes that a filter extender without
+	// nodeCacheCapable passes back get empty NodeInfos in kube-scheduler
+	// v1.37, and its resource scores see every node idle
+	if !e.NodeCacheCapable {
+		t.Errorf("extender nodeCacheCapable false; want true (names only, and never filterVerb without it: docs/serve.md)")
 	}
 }
 
@@ -88,4 +95,62 @@ func TestExtender(t *testing.T) {
 	if g := pod.Spec.TerminationGracePeriodSeconds; g == nil || *g <= 30 {
 		t.Errorf("terminationGracePeriodSeconds %v; want more than serve's --grace 30s", g)
 	}
+	sa := rbac(t)
+	if pod.Spec.ServiceAccountName != sa.Name || dep.Namespace != sa.Namespace {
+		t.Errorf("pods run as %s/%s; want the ServiceAccount %s/%s of rbac.yaml", dep.Namespace, pod.Spec.ServiceAccountName, sa.Namespace, sa.Name)
+	}
+}
+
+// rbac decodes rbac.yaml strictly: a ServiceAccount, a ClusterRole that
+// may get, list and watch nodes and pods and nothing more, and a binding of
+// the one to the other. It returns the ServiceAccount.
+func rbac(t *testing.T) corev1.ServiceAccount {
+	t.Helper()
+	docs := documents(t, "rbac.yaml")
+	if len(docs) != 3 {
+		t.Fatalf("rbac.yaml: %d documents; want a ServiceAccount, a ClusterRole and a ClusterRoleBinding", len(docs))
+	}
+	var sa corev1.ServiceAccount
+	var role rbacv1.ClusterRole
+	var bind rbacv1.ClusterRoleBinding
+	for i, v := range []any{&sa, &role, &bind} {
+		if err := yaml.UnmarshalStrict(docs[i], v); err != nil {
+			t.Fatalf("rbac.yaml document %d: %v", i, err)
+		}
+	}
+	if sa.Kind != "ServiceAccount" || role.Kind != "ClusterRole" || bind.Kind != "ClusterRoleBinding" {
+		t.Fatalf("rbac.yaml kinds %q, %q, %q", sa.Kind, role.Kind, bind.Kind)
+	}
+	granted := map[string]bool{}
+	for _, r := range role.Rules {
+		if len(r.NonResourceURLs) > 0 || len(r.ResourceNames) > 0 {
+			t.Errorf("rule %+v: want plain resource rules", r)
+		}
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					granted[g+"/"+res+":"+v] = true
+				}
+			}
+		}
+	}
+	want := map[string]bool{}
+	for _, res := range []string{"nodes", "pods"} {
+		for _, v := range []string{"get", "list", "watch"} {
+			want["/"+res+":"+v] = true
+		}
+	}
+	if len(granted) != len(want) {
+		t.Errorf("ClusterRole grants %v; want exactly %v", granted, want)
+	}
+	for k := range want {
+		if !granted[k] {
+			t.Errorf("ClusterRole does not grant %s", k)
+		}
+	}
+	if bind.RoleRef.Kind != "ClusterRole" || bind.RoleRef.Name != role.Name || len(bind.Subjects) != 1 ||
+		bind.Subjects[0].Kind != "ServiceAccount" || bind.Subjects[0].Name != sa.Name || bind.Subjects[0].Namespace != sa.Namespace {
+		t.Errorf("binding %+v does not bind ClusterRole %s to ServiceAccount %s/%s", bind, role.Name, sa.Namespace, sa.Name)
+	}
+	return sa
 }

@@ -104,39 +104,12 @@ func convertPod(p *corev1.Pod, now time.Time) (*pod, error) {
 	if p == nil {
 		return nil, badf(f, "missing")
 	}
-	out := &pod{spec: sim.PodSpec{Name: p.Namespace + "/" + p.Name}}
-	out.key = out.spec.Name
-	if p.UID != "" {
-		out.key = string(p.UID)
-	}
-	var sum, sumLim sim.Resources
-	for i := range p.Spec.Containers {
-		r, l, err := containerResources(&p.Spec.Containers[i], fmt.Sprintf("%s.spec.containers[%d]", f, i))
-		if err != nil {
-			return nil, err
-		}
-		sum, sumLim = sum.Add(r), sumLim.Add(l)
-	}
-	var initMax, initMaxLim sim.Resources
-	for i := range p.Spec.InitContainers {
-		c := &p.Spec.InitContainers[i]
-		r, l, err := containerResources(c, fmt.Sprintf("%s.spec.initContainers[%d]", f, i))
-		if err != nil {
-			return nil, err
-		}
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			sum, sumLim = sum.Add(r), sumLim.Add(l) // a sidecar runs beside the containers
-			continue
-		}
-		initMax = sim.Resources{CPU: max(initMax.CPU, r.CPU), Mem: max(initMax.Mem, r.Mem)}
-		initMaxLim = sim.Resources{CPU: max(initMaxLim.CPU, l.CPU), Mem: max(initMaxLim.Mem, l.Mem)}
-	}
-	over, err := resources(p.Spec.Overhead, f+".spec.overhead", true)
+	out := &pod{spec: sim.PodSpec{Name: p.Namespace + "/" + p.Name}, key: podKey(p)}
+	req, lim, err := podResources(p)
 	if err != nil {
 		return nil, err
 	}
-	out.spec.Requests = sim.Resources{CPU: max(sum.CPU, initMax.CPU), Mem: max(sum.Mem, initMax.Mem)}.Add(over)
-	out.spec.Limits = sim.Resources{CPU: max(sumLim.CPU, initMaxLim.CPU), Mem: max(sumLim.Mem, initMaxLim.Mem)}
+	out.spec.Requests, out.spec.Limits = req, lim
 	if r := out.spec.Requests; r.CPU > maxCPU.MilliValue() || r.Mem > maxMemory.Value()>>20 {
 		return nil, unprocessablef(f+".spec", "requests %v in all are absurd (bounds %s CPU, %s memory)", r, maxCPU.String(), maxMemory.String())
 	}
@@ -164,14 +137,66 @@ func convertPod(p *corev1.Pod, now time.Time) (*pod, error) {
 		return nil, err
 	}
 	out.spec.Affinity = aff
+	out.spec.Group = podGroup(p)
+	out.grouped = out.spec.Group != ""
+	return out, nil
+}
+
+// podResources returns a pod's requests and limits as kube-scheduler
+// counts them: the containers summed, init containers as the largest
+// regular one against the sum (restartable sidecars added to the sum), and
+// spec.overhead added to the requests.
+func podResources(p *corev1.Pod) (req, lim sim.Resources, err error) {
+	const f = "pod"
+	var sum, sumLim sim.Resources
+	for i := range p.Spec.Containers {
+		r, l, err := containerResources(&p.Spec.Containers[i], fmt.Sprintf("%s.spec.containers[%d]", f, i))
+		if err != nil {
+			return req, lim, err
+		}
+		sum, sumLim = sum.Add(r), sumLim.Add(l)
+	}
+	var initMax, initMaxLim sim.Resources
+	for i := range p.Spec.InitContainers {
+		c := &p.Spec.InitContainers[i]
+		r, l, err := containerResources(c, fmt.Sprintf("%s.spec.initContainers[%d]", f, i))
+		if err != nil {
+			return req, lim, err
+		}
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			sum, sumLim = sum.Add(r), sumLim.Add(l) // a sidecar runs beside the containers
+			continue
+		}
+		initMax = sim.Resources{CPU: max(initMax.CPU, r.CPU), Mem: max(initMax.Mem, r.Mem)}
+		initMaxLim = sim.Resources{CPU: max(initMaxLim.CPU, l.CPU), Mem: max(initMaxLim.Mem, l.Mem)}
+	}
+	over, err := resources(p.Spec.Overhead, f+".spec.overhead", true)
+	if err != nil {
+		return req, lim, err
+	}
+	req = sim.Resources{CPU: max(sum.CPU, initMax.CPU), Mem: max(sum.Mem, initMax.Mem)}.Add(over)
+	lim = sim.Resources{CPU: max(sumLim.CPU, initMaxLim.CPU), Mem: max(sumLim.Mem, initMaxLim.Mem)}
+	return req, lim, nil
+}
+
+// podGroup is a pod's group for PodTopologySpread: its controller owner
+// reference as namespace/kind/name, or "" without a controller.
+func podGroup(p *corev1.Pod) string {
 	for _, o := range p.OwnerReferences {
 		if o.Controller != nil && *o.Controller {
-			out.spec.Group = p.Namespace + "/" + o.Kind + "/" + o.Name
-			out.grouped = true
-			break
+			return p.Namespace + "/" + o.Kind + "/" + o.Name
 		}
 	}
-	return out, nil
+	return ""
+}
+
+// podKey is how the service names a pod: its UID, or namespace/name
+// without one.
+func podKey(p *corev1.Pod) string {
+	if p.UID != "" {
+		return string(p.UID)
+	}
+	return p.Namespace + "/" + p.Name
 }
 
 // containerResources returns a container's requests and limits, a missing

@@ -8,7 +8,8 @@ import (
 )
 
 // Ledger is the service's estimate of what runs where, for nodes whose
-// annotations do not say: the pods it has placed. An extender never learns
+// annotations do not say: the pods it has placed. It is the view without
+// API access, or while the Informer view is not current (view.go). An extender never learns
 // where kube-scheduler bound a pod, so after answering /prioritize the
 // service assumes the pod went to the node it scored highest (the way
 // kube-scheduler assumes a pod before its binding is confirmed). A pod seen
@@ -21,21 +22,17 @@ type Ledger struct {
 	ttl time.Duration
 	cap int
 
-	mu     sync.Mutex
-	pods   map[string]assumed          // by pod key
-	nodes  map[string]*nodeLoad        // by node name
-	groups map[string]map[string]int32 // group -> node -> pods
-	order  []orderEntry                // insertion order, for expiry; stale entries skipped
-	head   int
-	seq    uint64
+	mu    sync.Mutex
+	pods  map[string]assumed // by pod key
+	tally *tally             // the assumed pods summed per node
+	order []orderEntry       // insertion order, for expiry; stale entries skipped
+	head  int
+	seq   uint64
 }
 
 type assumed struct {
-	node  string
-	req   sim.Resources
-	group string
-	at    time.Time
-	seq   uint64
+	at  time.Time
+	seq uint64
 }
 
 type orderEntry struct {
@@ -43,15 +40,10 @@ type orderEntry struct {
 	seq uint64
 }
 
-type nodeLoad struct {
-	req  sim.Resources
-	pods int32
-}
-
 // NewLedger returns an empty ledger whose entries last ttl and which holds
 // at most capacity pods.
 func NewLedger(ttl time.Duration, capacity int) *Ledger {
-	return &Ledger{ttl: ttl, cap: capacity, pods: map[string]assumed{}, nodes: map[string]*nodeLoad{}, groups: map[string]map[string]int32{}}
+	return &Ledger{ttl: ttl, cap: capacity, pods: map[string]assumed{}, tally: newTally()}
 }
 
 // Assume records that pod key (requests req, group, possibly empty) went to
@@ -60,27 +52,9 @@ func (l *Ledger) Assume(key, node string, req sim.Resources, group string, now t
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.expire(now)
-	if old, ok := l.pods[key]; ok {
-		l.remove(key, old)
-	}
 	l.seq++
-	a := assumed{node: node, req: req, group: group, at: now, seq: l.seq}
-	l.pods[key] = a
-	nl := l.nodes[node]
-	if nl == nil {
-		nl = &nodeLoad{}
-		l.nodes[node] = nl
-	}
-	nl.req = nl.req.Add(req)
-	nl.pods++
-	if group != "" {
-		g := l.groups[group]
-		if g == nil {
-			g = map[string]int32{}
-			l.groups[group] = g
-		}
-		g[node]++
-	}
+	l.pods[key] = assumed{at: now, seq: l.seq}
+	l.tally.put(key, counted{node: node, req: req, group: group})
 	l.order = append(l.order, orderEntry{key, l.seq})
 	for len(l.pods) > l.cap {
 		l.dropOldest()
@@ -91,10 +65,11 @@ func (l *Ledger) Assume(key, node string, req sim.Resources, group string, now t
 func (l *Ledger) Forget(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if a, ok := l.pods[key]; ok {
-		l.remove(key, a)
-	}
+	l.remove(key)
 }
+
+// name implements view.
+func (l *Ledger) name() string { return ViewLedger }
 
 // Len returns the number of pods recorded.
 func (l *Ledger) Len() int {
@@ -109,15 +84,7 @@ func (l *Ledger) load(names []string, group string, now time.Time, req []sim.Res
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.expire(now)
-	g := l.groups[group]
-	for i, name := range names {
-		if nl := l.nodes[name]; nl != nil {
-			req[i], pods[i] = nl.req, nl.pods
-		}
-		if group != "" && g != nil {
-			grp[i] = g[name]
-		}
-	}
+	l.tally.load(names, group, req, pods, grp)
 }
 
 // expire drops entries older than the TTL.
@@ -129,7 +96,7 @@ func (l *Ledger) expire(now time.Time) {
 			break
 		}
 		if ok && a.seq == e.seq {
-			l.remove(e.key, a)
+			l.remove(e.key)
 		}
 		l.head++
 	}
@@ -142,7 +109,7 @@ func (l *Ledger) dropOldest() {
 		e := l.order[l.head]
 		l.head++
 		if a, ok := l.pods[e.key]; ok && a.seq == e.seq {
-			l.remove(e.key, a)
+			l.remove(e.key)
 			break
 		}
 	}
@@ -157,24 +124,7 @@ func (l *Ledger) compact() {
 	}
 }
 
-func (l *Ledger) remove(key string, a assumed) {
+func (l *Ledger) remove(key string) {
 	delete(l.pods, key)
-	if nl := l.nodes[a.node]; nl != nil {
-		nl.req = nl.req.Sub(a.req)
-		nl.pods--
-		if nl.pods <= 0 {
-			delete(l.nodes, a.node)
-		}
-	}
-	if a.group != "" {
-		if g := l.groups[a.group]; g != nil {
-			g[a.node]--
-			if g[a.node] <= 0 {
-				delete(g, a.node)
-			}
-			if len(g) == 0 {
-				delete(l.groups, a.group)
-			}
-		}
-	}
+	l.tally.forget(key)
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -100,4 +101,27 @@ func (m *metrics) shadowOutcome(outcome string) {
 	}
 	m.agreement.Set(m.agree / m.seen)
 	m.mu.Unlock()
+}
+
+// watchView adds the gauge kubesim_serve_view{view}, 1 for the view that
+// current returns and 0 for the other, and in's own gauges when it is set.
+func (m *metrics) watchView(current func() view, in *Informer) error {
+	for _, name := range []string{ViewInformer, ViewLedger} {
+		g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "kubesim_serve_view", Help: "1 for the view of the cluster that requests use now (informer: the API server's; ledger: the service's own estimate), else 0.",
+			ConstLabels: prometheus.Labels{"view": name},
+		}, func() float64 {
+			if current().name() == name {
+				return 1
+			}
+			return 0
+		})
+		if err := m.reg.Register(g); err != nil {
+			return fmt.Errorf("serve: view metric: %w", err)
+		}
+	}
+	if in != nil {
+		return in.register(m.reg)
+	}
+	return nil
 }

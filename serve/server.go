@@ -52,6 +52,11 @@ type Config struct {
 	// MaxDecodes bounds the request bodies decoded at once (default
 	// GOMAXPROCS).
 	MaxDecodes int
+	// Informer, when set, is the cluster as the API server says it is:
+	// node load comes from it while it is current, and requests that name
+	// nodes only find them there (view.go). The caller runs it. Without it
+	// the Ledger estimates node load.
+	Informer *Informer
 	// Now is the wall clock (default time.Now), for tests.
 	Now func() time.Time
 	// Logger receives shadow-mode decisions and failures (default
@@ -147,6 +152,9 @@ func New(cfg Config, newPolicy NewPolicy) (*Server, error) {
 	s.mux.HandleFunc("/prioritize", s.handle(VerbPrioritize, s.prioritize))
 	s.mux.HandleFunc("/nodes", s.handle(VerbNodes, s.nodes))
 	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	if err := s.m.watchView(s.view, cfg.Informer); err != nil {
+		return nil, err
+	}
 	s.mux.Handle("/metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	return s, nil
 }
@@ -270,17 +278,15 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*request, error)
 		q.names = *args.NodeNames
 		q.nodes = make([]*node, len(q.names))
 		var missing []string
-		s.cacheMu.RLock()
 		for i, name := range q.names {
-			q.nodes[i] = s.cache[name]
+			q.nodes[i] = s.lookup(name)
 			if q.nodes[i] == nil {
 				missing = append(missing, name)
 			}
 		}
-		s.cacheMu.RUnlock()
 		if len(missing) > 0 {
 			shown := missing[:min(len(missing), 10)]
-			return nil, badf("nodeNames", "%d of %d nodes not in the node cache (%s%s): the cache learns nodes from requests that carry Nodes and from POST /nodes",
+			return nil, badf("nodeNames", "%d of %d nodes not in the node cache (%s%s): the service learns nodes from the API server (with API access), from requests that carry Nodes and from POST /nodes",
 				len(missing), len(q.names), strings.Join(shown, ", "), map[bool]string{true: ", ...", false: ""}[len(missing) > len(shown)])
 		}
 	default:
@@ -289,7 +295,7 @@ func (s *Server) parse(w http.ResponseWriter, r *http.Request) (*request, error)
 	if err := checkUniqueNames(q.names, q.byName); err != nil {
 		return nil, err
 	}
-	q.build(s.ledger, s.services, now)
+	q.build(s.view(), s.services, now)
 	s.services.note(q.pod.key, &q.pod.spec)
 	return q, nil
 }

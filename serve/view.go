@@ -8,14 +8,51 @@ import (
 	"github.com/kubesim/kubesim/sim"
 )
 
-// build makes the cluster view: node states from annotations or the
-// ledger, and the services seen lately (for the holes prior's hole size).
-func (q *request) build(l *Ledger, services *serviceLog, now time.Time) {
+// Views of the cluster, the label of kubesim_serve_view.
+const (
+	ViewInformer = "informer" // the API server's nodes and bound pods (Informer)
+	ViewLedger   = "ledger"   // the pods the service assumed it placed (Ledger)
+)
+
+// view is where a decision's node load comes from: the Informer, while it
+// is current, else the Ledger.
+type view interface {
+	// name is the view's label in /metrics (View*).
+	name() string
+	// load writes the requests and pod count on each named node, and the
+	// pods of group on each, at now; a node it does not know has none.
+	load(names []string, group string, now time.Time, req []sim.Resources, pods, grp []int32)
+}
+
+// view returns the view a request uses now.
+func (s *Server) view() view {
+	if in := s.cfg.Informer; in != nil && in.Current() {
+		return in
+	}
+	return s.ledger
+}
+
+// lookup returns the named node for a request that names nodes only: the
+// informer's copy when there is one, else the node cache's, else nil.
+func (s *Server) lookup(name string) *node {
+	if in := s.cfg.Informer; in != nil {
+		if n := in.node(name); n != nil {
+			return n
+		}
+	}
+	s.cacheMu.RLock()
+	defer s.cacheMu.RUnlock()
+	return s.cache[name]
+}
+
+// build makes the cluster view: node states from annotations or the view
+// v, and the services seen lately (for the holes prior's hole size).
+func (q *request) build(v view, services *serviceLog, now time.Time) {
 	n := len(q.nodes)
 	req := make([]sim.Resources, n)
 	pods := make([]int32, n)
 	grp := make([]int32, n)
-	l.load(q.names, q.pod.spec.Group, now, req, pods, grp)
+	v.load(q.names, q.pod.spec.Group, now, req, pods, grp)
 	nodes := make([]sim.Node, n)
 	for i, nd := range q.nodes {
 		sn := sim.Node{Alloc: nd.spec.Allocatable, Requested: req[i], Pods: pods[i], MaxPods: nd.spec.MaxPods, ID: sim.NodeID(i), Spec: &nd.spec}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,6 +15,7 @@ import (
 func newServeCmd() *cobra.Command {
 	var (
 		checkpoint, addr string
+		kubeconfig       string
 		cfg              serve.Config
 		grace            time.Duration
 	)
@@ -26,6 +28,9 @@ cache), GET /healthz and GET /metrics. The answer falls back to kube-default's s
 policy's top node fails the hard filters, when it errors, or when it exceeds --latency-budget;
 with --shadow it always answers with kube-default's scores and logs the policy's choice.
 Without --checkpoint it loads ` + serve.DefaultCheckpoint + ` from the working directory.
+With --kubeconfig, or in a pod with a ServiceAccount, it watches the API server's nodes and
+pods and takes node load from them (nodeCacheCapable: true needs it); without API access, or
+while the API server does not answer, it estimates node load from the pods it placed.
 SIGTERM or SIGINT stops it after the requests in flight (up to --grace). docs/serve.md.` + exitStatuses,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -48,6 +53,19 @@ SIGTERM or SIGINT stops it after the requests in flight (up to --grace). docs/se
 			if err != nil {
 				return err
 			}
+			rc, err := serve.ClientConfig(kubeconfig)
+			switch {
+			case errors.Is(err, serve.ErrNoAPIAccess):
+				slog.Warn("no API access: node load is the service's own estimate, and requests that name nodes only are refused unless POST /nodes taught it the nodes", "reason", err)
+			case err != nil:
+				return err
+			default:
+				if cfg.Informer, err = serve.InformerFor(rc, serve.InformerConfig{}); err != nil {
+					return err
+				}
+				go cfg.Informer.Run(cmd.Context())
+				slog.Info("watching the API server", "host", rc.Host)
+			}
 			srv, err := serve.New(cfg, mk)
 			if err != nil {
 				return err
@@ -68,6 +86,7 @@ SIGTERM or SIGINT stops it after the requests in flight (up to --grace). docs/se
 	fl := cmd.Flags()
 	fl.StringVar(&checkpoint, "checkpoint", "", "checkpoint written by train (default "+serve.DefaultCheckpoint+")")
 	fl.StringVar(&addr, "addr", ":8888", "address to listen on")
+	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the API server to watch (default: the in-cluster configuration when in a pod)")
 	fl.BoolVar(&cfg.Shadow, "shadow", false, "answer with kube-default's scores; log and count the policy's choice")
 	fl.DurationVar(&cfg.Budget, "latency-budget", 50*time.Millisecond, "the policy's time per decision before falling back to kube-default")
 	fl.IntVar(&cfg.Workers, "workers", 0, "policy instances serving requests in parallel (0: GOMAXPROCS)")

@@ -257,7 +257,8 @@ func median(xs []int64) float64 {
 // EvalWindows returns the windows that evaluating a split replays: for the
 // k-th trace of the split, day_windows grid windows evenly spaced over the
 // day and starting at grid slot k (so that the split's traces cover
-// different hours), then its heaviest window.
+// different hours), then its heaviest window; a day window that coincides
+// with the heaviest one is left out (it is there as the heaviest).
 func (u *Suite) EvalWindows(split string) ([]SuiteWindow, error) {
 	var out []SuiteWindow
 	for k, seed := range u.Seeds(split) {
@@ -265,17 +266,19 @@ func (u *Suite) EvalWindows(split string) ([]SuiteWindow, error) {
 		if err != nil {
 			return nil, err
 		}
-		grid := ws[:len(ws)-1]
+		grid, heavy := ws[:len(ws)-1], ws[len(ws)-1]
 		n := len(grid)
 		picked := map[int]bool{}
 		for j := range min(u.DayWindows, n) {
 			i := (k + j*n/min(u.DayWindows, n)) % n
-			if !picked[i] {
+			// a day window that is the heaviest window is listed once, as
+			// the heaviest: twice, it would count its pods twice
+			if same := grid[i].Window.From == heavy.Window.From && grid[i].Window.To == heavy.Window.To; !picked[i] && !same {
 				picked[i] = true
 				out = append(out, grid[i])
 			}
 		}
-		out = append(out, ws[len(ws)-1])
+		out = append(out, heavy)
 	}
 	return out, nil
 }

@@ -169,6 +169,20 @@ func TestSuiteWindows(t *testing.T) {
 			t.Errorf("heaviest window %s has %d arrivals, a grid window %d", w.Window, w.Arrivals, slicesMax(arr))
 		}
 	}
+	// a day window that is the heaviest window is listed once: force the
+	// heaviest onto slot 0 (the first day window) and ask again
+	ws0, _ := u.traceWindows(31)
+	heavy := &u.windows[31][len(ws0)-1]
+	saved := heavy.Window
+	heavy.Window = dataset.Window{Name: dataset.HeaviestName, From: 0, To: sim.Hour}
+	again, err := u.EvalWindows(SplitTest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 2 || again[0].Window.From != 3*sim.Hour || !again[1].Heaviest {
+		t.Fatalf("windows %+v with the heaviest on slot 0; want slot 3h, then the heaviest (slot 0 not twice)", again)
+	}
+	heavy.Window = saved
 	train, err := u.Source(SplitTrain, spec.Trace)
 	if err != nil {
 		t.Fatal(err)

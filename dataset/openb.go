@@ -228,13 +228,9 @@ func ReadOpenbCSV(nodesPath, podsPath string) (*OpenbTrace, error) {
 		var n OpenbNode
 		var err error
 		n.Name, _ = get("sn")
-		if n.Name == "" {
-			return &OpenbError{File: nodesPath, Line: line, Column: "sn", Msg: "empty node name"}
+		if err := uniqueName(nodesPath, line, "sn", "node", n.Name, seen); err != nil {
+			return err
 		}
-		if l, dup := seen[n.Name]; dup {
-			return &OpenbError{File: nodesPath, Line: line, Column: "sn", Msg: fmt.Sprintf("node %s repeats line %d", n.Name, l)}
-		}
-		seen[n.Name] = line
 		if n.CPUMilli, err = intField(nodesPath, line, get, "cpu_milli", 1, openbMaxCPU); err != nil {
 			return err
 		}
@@ -269,13 +265,9 @@ func ReadOpenbCSV(nodesPath, podsPath string) (*OpenbTrace, error) {
 			var p OpenbPod
 			var err error
 			p.Name, _ = get("name")
-			if p.Name == "" {
-				return &OpenbError{File: podsPath, Line: line, Column: "name", Msg: "empty pod name"}
+			if err := uniqueName(podsPath, line, "name", "pod", p.Name, seen); err != nil {
+				return err
 			}
-			if l, dup := seen[p.Name]; dup {
-				return &OpenbError{File: podsPath, Line: line, Column: "name", Msg: fmt.Sprintf("pod %s repeats line %d", p.Name, l)}
-			}
-			seen[p.Name] = line
 			if p.CPUMilli, err = intField(podsPath, line, get, "cpu_milli", 0, openbMaxCPU); err != nil {
 				return err
 			}
@@ -381,4 +373,17 @@ func (t *OpenbTrace) Workload() (*sim.GPUWorkload, error) {
 		return nil, fmt.Errorf("openb %s: %w", t.Name, err)
 	}
 	return w, nil
+}
+
+// uniqueName checks the name of a row of kind (node or pod) in column col:
+// present, and not given on an earlier line (seen maps names to lines).
+func uniqueName(path string, line int, col, kind, name string, seen map[string]int) error {
+	if name == "" {
+		return &OpenbError{File: path, Line: line, Column: col, Msg: "empty " + kind + " name"}
+	}
+	if l, dup := seen[name]; dup {
+		return &OpenbError{File: path, Line: line, Column: col, Msg: fmt.Sprintf("%s %s repeats line %d", kind, name, l)}
+	}
+	seen[name] = line
+	return nil
 }

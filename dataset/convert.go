@@ -334,6 +334,23 @@ func Convert(ctx context.Context, inDir, outDir string, opts ConvertOptions) (Su
 // tables, the default trace's stamp, hidden temporaries). A missing or
 // empty folder is fine.
 func replaceableTrace(dir string) error {
+	return replaceable(dir, "a converted trace", "Convert replaces the whole folder, so give an empty or new folder (or a trace folder)",
+		func(e fs.DirEntry) bool {
+			n := e.Name()
+			if n == DefaultStampFile {
+				return true
+			}
+			t, ok := strings.CutSuffix(n, ".arrow")
+			return ok && defs[t] != nil && !e.IsDir()
+		})
+}
+
+// replaceable refuses an output folder that holds an entry other than
+// hidden temporaries, the manifest and those ours accepts: the folder is
+// replaced as a whole, so anything else in it would be lost. what names
+// the folder's kind and advice what to do instead. A missing folder is
+// fine.
+func replaceable(dir, what, advice string, ours func(fs.DirEntry) bool) error {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -343,13 +360,10 @@ func replaceableTrace(dir string) error {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if strings.HasPrefix(n, ".") || n == ManifestFile || n == DefaultStampFile {
+		if strings.HasPrefix(n, ".") || n == ManifestFile || ours(e) {
 			continue
 		}
-		if t, ok := strings.CutSuffix(n, ".arrow"); ok && defs[t] != nil && !e.IsDir() {
-			continue
-		}
-		return fmt.Errorf("output folder %s holds %s, which is not part of a converted trace: Convert replaces the whole folder, so give an empty or new folder (or a trace folder)", dir, n)
+		return fmt.Errorf("output folder %s holds %s, which is not part of %s: %s", dir, n, what, advice)
 	}
 	return nil
 }

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -187,21 +185,8 @@ func ConvertOpenb(ctx context.Context, nodesPath, podsPath, outDir string) (Summ
 // replaceableOpenb refuses an output folder holding anything but a
 // converted openb trace's files.
 func replaceableOpenb(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("output folder: %w", err)
-	}
-	for _, e := range ents {
-		n := e.Name()
-		if strings.HasPrefix(n, ".") || n == ManifestFile || n == OpenbNodes+".arrow" || n == OpenbPods+".arrow" {
-			continue
-		}
-		return fmt.Errorf("output folder %s holds %s, which is not part of a converted openb trace: the conversion replaces the whole folder, so give an empty or new folder (or a converted openb trace)", dir, n)
-	}
-	return nil
+	return replaceable(dir, "a converted openb trace", "the conversion replaces the whole folder, so give an empty or new folder (or a converted openb trace)",
+		func(e fs.DirEntry) bool { n := e.Name(); return n == OpenbNodes+".arrow" || n == OpenbPods+".arrow" })
 }
 
 // IsOpenb reports whether dir holds a converted openb trace (its manifest

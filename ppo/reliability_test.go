@@ -17,18 +17,9 @@ import (
 // logged twice) and an orphan .last.ckpt.*.tmp. The resumed run now drops
 // the rows past its checkpoint and removes the temporaries.
 func TestResumeAfterKillBeforeCheckpoint(t *testing.T) {
-	cfg := smallConfig(256 * 4)
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	opts := Options{Out: dir, NewVec: func(int) (Vec, error) {
-		return &cancelVec{toyVec: newToyVec(4, banditReset, banditStep), after: 2 * 64, cancel: cancel}, nil
-	}}
-	tr, err := New(cfg, env.DefaultConfig(), nil, nil, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum, err := tr.Train(ctx); err != nil || sum.Steps != 512 {
+	cfg, opts, sum, err := interruptedRun(t)
+	dir := opts.Out
+	if err != nil || sum.Steps != 512 {
 		t.Fatalf("first run: %+v, %v; want interrupted at step 512", sum, err)
 	}
 	// the kill: update 3's row (step 768) written, its checkpoint not; a

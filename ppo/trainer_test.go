@@ -266,15 +266,15 @@ func (c *cancelVec) Step(a []int) (*env.Batch, error) {
 	return c.toyVec.Step(a)
 }
 
-// TestResume: a 4-update run interrupted (its context cancelled) during its
-// second update stops after that update with last.ckpt saved; resumed, it
-// continues the step count, the update count and the learning-rate schedule.
-func TestResume(t *testing.T) {
+// interruptedRun trains a 4-update run into a new folder whose context is
+// cancelled during its second update, as Ctrl-C would, and returns the
+// configuration and options it ran with and its outcome.
+func interruptedRun(t *testing.T) (Config, Options, Summary, error) {
+	t.Helper()
 	cfg := smallConfig(256 * 4)
-	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := Options{Out: dir, NewVec: func(int) (Vec, error) {
+	opts := Options{Out: t.TempDir(), NewVec: func(int) (Vec, error) {
 		return &cancelVec{toyVec: newToyVec(4, banditReset, banditStep), after: 2 * 64, cancel: cancel}, nil
 	}}
 	tr, err := New(cfg, env.DefaultConfig(), nil, nil, opts)
@@ -282,6 +282,15 @@ func TestResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	sum, err := tr.Train(ctx)
+	return cfg, opts, sum, err
+}
+
+// TestResume: a 4-update run interrupted (its context cancelled) during its
+// second update stops after that update with last.ckpt saved; resumed, it
+// continues the step count, the update count and the learning-rate schedule.
+func TestResume(t *testing.T) {
+	cfg, opts, sum, err := interruptedRun(t)
+	dir := opts.Out
 	if err != nil {
 		t.Fatal(err)
 	}

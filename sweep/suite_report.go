@@ -120,21 +120,35 @@ func SummariseSuite(obs []SuiteObs) SuiteReport {
 		return cmp.Or(cmp.Compare(a.cell.Group, b.cell.Group), cmp.Compare(a.cell.Nodes, b.cell.Nodes),
 			cmp.Compare(a.wl, b.wl), cmp.Compare(a.seed, b.seed))
 	})
-	seeds := map[cellKey]float64{} // evaluation seeds of each cell
+	// each cell's units (its evaluation seeds), cells in the units' order
+	var cells []cellKey
+	unitsOf := map[cellKey][]unitKey{}
 	for _, u := range units {
-		seeds[cellKey{u.cell, u.wl}]++
+		c := cellKey{u.cell, u.wl}
+		if _, ok := unitsOf[c]; !ok {
+			cells = append(cells, c)
+		}
+		unitsOf[c] = append(unitsOf[c], u)
 	}
-	// total sums the cells' means over seeds
-	total := func(name string, keep func(unitKey) bool) float64 {
+	// mean is a scheduler's count in a cell, the mean over its seeds
+	mean := func(name string, c cellKey) float64 {
 		var s float64
-		for _, u := range units {
-			if keep(u) {
-				s += val[name][u] / seeds[cellKey{u.cell, u.wl}]
+		for _, u := range unitsOf[c] {
+			s += val[name][u]
+		}
+		return s / float64(len(unitsOf[c]))
+	}
+	// total sums the kept cells' means
+	total := func(name string, keep func(cellKey) bool) float64 {
+		var s float64
+		for _, c := range cells {
+			if keep(c) {
+				s += mean(name, c)
 			}
 		}
 		return s
 	}
-	all := func(unitKey) bool { return true }
+	all := func(cellKey) bool { return true }
 	rep := SuiteReport{}
 	best := math.Inf(1)
 	for _, h := range heur {
@@ -143,32 +157,18 @@ func SummariseSuite(obs []SuiteObs) SuiteReport {
 		}
 	}
 	// the hindsight gate: per cell, the heuristic with the lowest mean
-	cellSum := func(name string, c cellKey) (float64, int) {
-		var s float64
-		var n int
-		for _, u := range units {
-			if u.cell == c.col && u.wl == c.wl {
-				s += val[name][u]
-				n++
-			}
-		}
-		return s, n
-	}
 	gate := map[unitKey]float64{}
 	gateP95 := map[unitKey]float64{}
-	chosen := map[cellKey]string{}
-	for _, u := range units {
-		c := cellKey{u.cell, u.wl}
-		if _, ok := chosen[c]; !ok {
-			bestH, bestS := "", math.Inf(1)
-			for _, h := range heur {
-				if s, _ := cellSum(h, c); s < bestS {
-					bestH, bestS = h, s
-				}
+	for _, c := range cells {
+		chosen, low := "", math.Inf(1)
+		for _, h := range heur {
+			if m := mean(h, c); m < low {
+				chosen, low = h, m
 			}
-			chosen[c] = bestH
 		}
-		gate[u], gateP95[u] = val[chosen[c]][u], p95[chosen[c]][u]
+		for _, u := range unitsOf[c] {
+			gate[u], gateP95[u] = val[chosen][u], p95[chosen][u]
+		}
 	}
 	if len(heur) > 0 {
 		val[HindsightGate], p95[HindsightGate] = gate, gateP95
@@ -184,19 +184,19 @@ func SummariseSuite(obs []SuiteObs) SuiteReport {
 		rows = append(rows, AdmissionBound)
 	}
 	for _, reg := range []string{RegimeBurst, RegimeCalm, ""} {
-		keep := func(u unitKey) bool { return reg == "" || regime[u.wl] == reg }
+		keep := func(c cellKey) bool { return reg == "" || regime[c.wl] == reg }
 		t := SuiteTable{Regime: reg}
 		cols := map[SuiteColumn]bool{}
-		cells := map[cellKey]bool{}
+		var kept []cellKey
 		wls := map[string]bool{}
-		for _, u := range units {
-			if keep(u) {
-				cols[u.cell] = true
-				cells[cellKey{u.cell, u.wl}] = true
-				wls[u.wl] = true
+		for _, c := range cells {
+			if keep(c) {
+				cols[c.col] = true
+				kept = append(kept, c)
+				wls[c.wl] = true
 			}
 		}
-		if len(cells) == 0 {
+		if len(kept) == 0 {
 			continue
 		}
 		for c := range cols {
@@ -205,18 +205,18 @@ func SummariseSuite(obs []SuiteObs) SuiteReport {
 		slices.SortFunc(t.Columns, func(a, b SuiteColumn) int {
 			return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Nodes, b.Nodes))
 		})
-		t.Workloads, t.Cells = len(wls), len(cells)
+		t.Workloads, t.Cells = len(wls), len(kept)
 		bestTotal := total(rep.BestSingle, keep)
 		for _, name := range rows {
 			ln := SuiteLine{Scheduler: name}
 			for _, c := range t.Columns {
-				ln.ByColumn = append(ln.ByColumn, total(name, func(u unitKey) bool { return keep(u) && u.cell == c }))
+				ln.ByColumn = append(ln.ByColumn, total(name, func(k cellKey) bool { return keep(k) && k.col == c }))
 			}
 			ln.Total = total(name, keep)
 			ln.Ratio = ln.Total / bestTotal
 			var a, b, pa, pb []float64
 			for _, u := range units {
-				if !keep(u) {
+				if !keep(cellKey{u.cell, u.wl}) {
 					continue
 				}
 				x, ok := val[name][u]
@@ -231,7 +231,7 @@ func SummariseSuite(obs []SuiteObs) SuiteReport {
 			// every cell has eval.seeds pairs: the total's difference is
 			// the mean pair's times the cells
 			d := PairedCI(a, b)
-			k := float64(len(cells))
+			k := float64(len(kept))
 			ln.Diff = Interval{Mean: d.Mean * k, Half: d.Half * k, N: d.N}
 			ln.P95, ln.P95Diff = math.NaN(), Interval{Mean: math.NaN(), Half: math.NaN()}
 			if name != AdmissionBound {
@@ -240,13 +240,8 @@ func SummariseSuite(obs []SuiteObs) SuiteReport {
 					ln.P95Diff = PairedCI(pa, pb)
 				}
 			}
-			for c := range cells {
-				if !keep(unitKey{cell: c.col, wl: c.wl}) {
-					continue
-				}
-				s, n := cellSum(name, c)
-				bs, _ := cellSum(rep.BestSingle, c)
-				if n > 0 && name != AdmissionBound && s/float64(n) > collapseFactor*bs/float64(n)+collapseSlack {
+			for _, c := range kept {
+				if name != AdmissionBound && mean(name, c) > collapseFactor*mean(rep.BestSingle, c)+collapseSlack {
 					ln.Collapses++
 				}
 			}

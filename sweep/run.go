@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/kubesim/kubesim/dataset"
+	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 )
@@ -79,15 +80,7 @@ func Cases(s *Spec, windows []dataset.Window, first uint64) ([]Case, error) {
 			seed := first + uint64(k)
 			if s.Trace != nil {
 				for _, win := range windows {
-					opts := s.Trace.LoadOptions(win, n, seed)
-					dir := s.Trace.Dir
-					cases = append(cases, Case{Nodes: n, Seed: seed, Workload: win.Name, load: func() (*sim.Workload, sim.Config, error) {
-						w, err := dataset.Load(dir, opts)
-						if err != nil {
-							return nil, sim.Config{}, fmt.Errorf("evaluation workload %v on %d machines, seed %d: %w", win, n, seed, err)
-						}
-						return w, ec.EpisodeConfig(w, seed), nil
-					}})
+					cases = append(cases, traceCase(ec, s.Trace.Dir, s.Trace.LoadOptions(win, n, seed), win.Name))
 				}
 				continue
 			}
@@ -102,6 +95,20 @@ func Cases(s *Spec, windows []dataset.Window, first uint64) ([]Case, error) {
 		}
 	}
 	return cases, nil
+}
+
+// traceCase is the case of one trace window: opts (from
+// Trace.LoadOptions, which sets the window, machines and seed) loaded from
+// dir and replayed under the episode configuration of ec.
+func traceCase(ec env.Config, dir string, opts dataset.LoadOptions, workload string) Case {
+	n, seed, win := opts.Machines, opts.Seed, opts.Window
+	return Case{Nodes: n, Seed: seed, Workload: workload, load: func() (*sim.Workload, sim.Config, error) {
+		w, err := dataset.Load(dir, opts)
+		if err != nil {
+			return nil, sim.Config{}, fmt.Errorf("evaluation workload %s %v on %d machines, seed %d: %w", dir, win, n, seed, err)
+		}
+		return w, ec.EpisodeConfig(w, seed), nil
+	}}
 }
 
 // evalSeed offsets synthetic evaluation workloads from training's seeds.

@@ -341,16 +341,9 @@ func SuiteCases(s *Spec, windows []SuiteWindow, first uint64) []Case {
 				if n > sw.Machines {
 					continue
 				}
-				opts := s.Trace.LoadOptions(sw.Window, n, seed)
-				dir, win := sw.Dir, sw.Window
-				cases = append(cases, Case{Nodes: n, Seed: seed, Workload: sw.Workload(), Regime: sw.Regime, window: win, dir: dir,
-					load: func() (*sim.Workload, sim.Config, error) {
-						w, err := dataset.Load(dir, opts)
-						if err != nil {
-							return nil, sim.Config{}, fmt.Errorf("evaluation workload %s %v on %d machines, seed %d: %w", dir, win, n, seed, err)
-						}
-						return w, ec.EpisodeConfig(w, seed), nil
-					}})
+				c := traceCase(ec, sw.Dir, s.Trace.LoadOptions(sw.Window, n, seed), sw.Workload())
+				c.Regime, c.window, c.dir = sw.Regime, sw.Window, sw.Dir
+				cases = append(cases, c)
 			}
 		}
 	}

@@ -22,15 +22,17 @@ type Batch struct {
 	// are neighbours. -1 means no neighbours but the node itself.
 	Domain []int32
 	// Prior is B*(N+1) additive log-prior terms, Pending last as in Mask,
-	// that a policy built with Config.Prior adds to its logits. Empty (nil
+	// that a policy built with Config.Prior adds to its logits; with
+	// Config.Gate = K it is B*K*(N+1), sample s's prior k at
+	// (s*K+k)*(N+1), which the policy's gate mixes. Empty (nil
 	// or length 0) means all zero; entries of padding nodes and masked actions are ignored. A
 	// policy without Config.Prior ignores it.
 	Prior []float64
 }
 
-// check validates b's sizes and values against d node features and p pod
-// features.
-func (b *Batch) check(d, p int) error {
+// check validates b's sizes and values against d node features, p pod
+// features and k priors per sample.
+func (b *Batch) check(d, p, k int) error {
 	switch {
 	case b == nil:
 		return fmt.Errorf("batch: nil")
@@ -47,7 +49,10 @@ func (b *Batch) check(d, p int) error {
 	case len(b.Domain) != b.B*b.N:
 		return fmt.Errorf("batch: %d domain ids, want B*N = %d", len(b.Domain), b.B*b.N)
 	}
-	if len(b.Prior) != 0 && len(b.Prior) != b.B*(b.N+1) {
+	if len(b.Prior) != 0 && len(b.Prior) != b.B*k*(b.N+1) {
+		if k > 1 {
+			return fmt.Errorf("batch: %d prior entries, want B*K*(N+1) = %d for the gate's %d priors (or none)", len(b.Prior), b.B*k*(b.N+1), k)
+		}
 		return fmt.Errorf("batch: %d prior entries, want B*(N+1) = %d (or none)", len(b.Prior), b.B*(b.N+1))
 	}
 	for s := range b.B {
@@ -66,8 +71,8 @@ func (b *Batch) check(d, p int) error {
 		}
 	}
 	for i, v := range b.Prior {
-		s, a := i/(b.N+1), i%(b.N+1)
-		if !b.Mask[i] || (a < b.N && !b.NodeValid[s*b.N+a]) {
+		s, a := i/(k*(b.N+1)), i%(b.N+1)
+		if !b.Mask[s*(b.N+1)+a] || (a < b.N && !b.NodeValid[s*b.N+a]) {
 			continue // ignored
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {

@@ -47,7 +47,7 @@ func (p *Policy) CloneStep(b *Batch, teacher []int, cc CloneConfig) (CloneStats,
 	if err := cc.check(); err != nil {
 		return CloneStats{}, fmt.Errorf("model clone: %w", err)
 	}
-	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures); err != nil {
+	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures, p.cfg.priors()); err != nil {
 		return CloneStats{}, fmt.Errorf("model clone: %w", err)
 	}
 	if len(teacher) != b.B {

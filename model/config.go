@@ -40,6 +40,12 @@ type Config struct {
 	// the network learns a bounded correction to a heuristic. Part of the
 	// architecture; absent (false) in checkpoints from before it existed.
 	Prior bool `json:"prior,omitempty"`
+	// Gate is the number K >= 2 of priors a learned gate mixes (0: one
+	// prior, added as is): Batch.Prior then holds K priors per sample and
+	// the logits add sum_k w_k prior_k, with w a softmax of the context
+	// (pointer.Config.Gate). Needs Prior. Part of the architecture; absent
+	// (0) in checkpoints from before it existed.
+	Gate int `json:"gate,omitempty"`
 	// ZeroInit starts the decoder's query layer at zero, so that every
 	// node and Pending score is 0 and a fresh policy with Prior is exactly
 	// softmax(prior) over the allowed actions (without Prior: uniform).
@@ -77,6 +83,9 @@ func (c Config) Validate() error {
 	if err := c.decoder().Validate(); err != nil {
 		return fmt.Errorf("model config: %w", err)
 	}
+	if c.Gate != 0 && !c.Prior {
+		return fmt.Errorf("model config: Gate %d needs Prior", c.Gate)
+	}
 	if c.MaxGraphs < 1 {
 		return fmt.Errorf("model config: MaxGraphs %d, want >= 1", c.MaxGraphs)
 	}
@@ -96,7 +105,7 @@ func (c Config) encoder() gnn.Config {
 }
 
 func (c Config) decoder() pointer.Config {
-	return pointer.Config{Hidden: c.Hidden, LogitClip: c.LogitClip, PendingClip: c.PendingClip, Float64: c.Float64}
+	return pointer.Config{Hidden: c.Hidden, LogitClip: c.LogitClip, PendingClip: c.PendingClip, Float64: c.Float64, Gate: c.Gate}
 }
 
 // sameArchitecture reports the first architecture field where c and o
@@ -118,6 +127,7 @@ func (c Config) sameArchitecture(o Config) error {
 		{"pending_clip", c.decoder().PendingC(), o.decoder().PendingC()},
 		{"float64", c.Float64, o.Float64},
 		{"prior", c.Prior, o.Prior},
+		{"gate", c.Gate, o.Gate},
 	} {
 		if f.a != f.b {
 			return fmt.Errorf("architecture mismatch: %s is %v in the checkpoint, %v in the policy", f.name, f.a, f.b)
@@ -125,3 +135,6 @@ func (c Config) sameArchitecture(o Config) error {
 	}
 	return nil
 }
+
+// priors is the number of priors per sample in a Batch.Prior: Gate, or 1.
+func (c Config) priors() int { return max(1, c.Gate) }

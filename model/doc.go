@@ -12,7 +12,12 @@
 // With Config.Prior the policy adds Batch.Prior, a heuristic's additive
 // log-prior per action, to its logits (logit = prior + C*tanh(score)), so
 // it learns a bounded correction to the heuristic; Config.ZeroInit starts
-// that correction at zero, the policy then being softmax(prior).
+// that correction at zero, the policy then being softmax(prior). With
+// Config.Gate = K the batch carries K heuristics' priors per sample and a
+// learned gate, a softmax over K of the context [graph, pod, 1], weighs
+// them: logit = sum_k w_k prior_k + C*tanh(score). The gate starts at
+// zero (equal weights) and is trained with the rest; its gradient is
+// checked against finite differences like every other weight.
 //
 // Acting ([Policy.Act], [Policy.Forward]) runs a host forward pass; training
 // ([Policy.TrainStep], and [Policy.CloneStep] for behaviour cloning of a

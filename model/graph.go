@@ -37,6 +37,7 @@ type graph struct {
 
 	// inputs, refilled per run
 	nodes, pod, mask                           *tensor.Dense
+	priors                                     *tensor.Dense // (B, K, N+1) with a gate, else nil
 	onehot, oldLogp, negAdv, ret, oldV         *tensor.Dense
 	ratioLo, ratioHi, valueLo, valueHi         *tensor.Dense
 	entCoef, vfCoef, valueClipOn, valueClipOff *G.Node
@@ -75,11 +76,15 @@ func (p *Policy) newGraph(b, n, segs int, kind graphKind) (*graph, error) {
 	gr.nodes, nodesN = input("nodes", b*n, cfg.NodeFeatures+1)
 	gr.pod, podN = input("pod", b, cfg.PodFeatures+1)
 	gr.mask, maskN = input("mask", b, n+1)
+	var priorsN *G.Node
+	if cfg.Gate > 0 {
+		gr.priors, priorsN = input("priors", b, cfg.Gate, n+1)
+	}
 	enc, err := p.enc.Build(g, gnn.Inputs{Nodes: nodesN, Pod: podN, Layout: gr.lay, Segments: segs})
 	if err != nil {
 		return nil, err
 	}
-	dec, err := p.dec.Build(g, pointer.Inputs{H: enc.H, Pod: enc.Pod, Mask: maskN, Layout: gr.lay})
+	dec, err := p.dec.Build(g, pointer.Inputs{H: enc.H, Pod: enc.Pod, Mask: maskN, Priors: priorsN, Layout: gr.lay})
 	if err != nil {
 		return nil, err
 	}
@@ -254,12 +259,27 @@ func (gr *graph) setInputs(p *Policy, b *Batch) error {
 
 // setInputs fills the graph's inputs. The additive mask carries the prior:
 // prior_i (0 without one) for an allowed action, MaskedLogit otherwise.
+// With a gate the mask is 0 or MaskedLogit and the priors go to their own
+// input, 0 at masked actions (and all 0 when b has none).
 func setInputs[T nn.Float](gr *graph, p *Policy, b *Batch) {
 	fillNodes(nn.Data[T](gr.nodes), b, p.cfg.NodeFeatures)
 	fillPod(nn.Data[T](gr.pod), b, p.cfg.PodFeatures)
 	m := nn.Data[T](gr.mask)
 	prior := b.Prior
 	if !p.cfg.Prior || len(prior) == 0 {
+		prior = nil
+	}
+	if gr.priors != nil {
+		k, w := p.cfg.Gate, b.N+1
+		dst := nn.Data[T](gr.priors)
+		clear(dst)
+		if prior != nil {
+			for i, v := range prior {
+				if s, a := i/(k*w), i%w; p.allow[s*w+a] {
+					dst[i] = T(v)
+				}
+			}
+		}
 		prior = nil
 	}
 	for i, ok := range p.allow {
@@ -287,7 +307,7 @@ func (gr *graph) run() error {
 // cached) and returns the log-probabilities and values: the reference the
 // host forward pass is tested against.
 func (p *Policy) graphForward(b *Batch, out *Output) error {
-	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures); err != nil {
+	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures, p.cfg.priors()); err != nil {
 		return err
 	}
 	if err := p.scratch.Set(b.B, b.N, b.NodeValid, b.Domain); err != nil {

@@ -75,3 +75,18 @@ func addPrior(rng *rand.Rand, b *Batch) {
 		b.Prior[i] = -4 * rng.Float64()
 	}
 }
+
+// addPriors gives b k priors per sample (Config.Gate's layout), each as
+// addPrior's: in [-4, 0] where allowed, NaN where ignored.
+func addPriors(rng *rand.Rand, b *Batch, k int) {
+	w := b.N + 1
+	b.Prior = make([]float64, b.B*k*w)
+	for i := range b.Prior {
+		s, a := i/(k*w), i%w
+		if !b.Mask[s*w+a] || (a < b.N && !b.NodeValid[s*b.N+a]) {
+			b.Prior[i] = math.NaN()
+			continue
+		}
+		b.Prior[i] = -4 * rng.Float64()
+	}
+}

@@ -135,7 +135,7 @@ type Output struct {
 // Forward computes the log-probabilities of every action and the values of
 // b's states into out, reusing out's slices when they are large enough.
 func (p *Policy) Forward(b *Batch, out *Output) error {
-	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures); err != nil {
+	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures, p.cfg.priors()); err != nil {
 		return fmt.Errorf("model forward: %w", err)
 	}
 	k := b.N + 1
@@ -185,7 +185,8 @@ func (p *Policy) forwardChunk(b *Batch, out *Output, c, chunks int) {
 		Domain:    b.Domain[s0*b.N : s1*b.N],
 	}
 	if p.cfg.Prior && len(b.Prior) != 0 {
-		w.sub.Prior = b.Prior[s0*k : s1*k]
+		g := p.cfg.priors()
+		w.sub.Prior = b.Prior[s0*g*k : s1*g*k]
 	}
 	// b was validated; a chunk's slices have matching lengths by construction.
 	_ = w.lay.Set(w.sub.B, w.sub.N, w.sub.NodeValid, w.sub.Domain)

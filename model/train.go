@@ -82,7 +82,7 @@ func (p *Policy) lossAndGrad(b *Batch, actions []int, oldLogp, adv, returns, old
 	if err := lc.check(); err != nil {
 		return nil, TrainStats{}, fmt.Errorf("model train: %w", err)
 	}
-	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures); err != nil {
+	if err := b.check(p.cfg.NodeFeatures, p.cfg.PodFeatures, p.cfg.priors()); err != nil {
 		return nil, TrainStats{}, fmt.Errorf("model train: %w", err)
 	}
 	for _, in := range lossInputs(oldLogp, adv, returns, oldValues) {

@@ -14,14 +14,22 @@ import (
 // of the loss is active: ratios inside and outside the clip range on both
 // sides, value predictions inside and outside the value clip range.
 func fdCase(t *testing.T) (*Policy, *Batch, []int, []float64, []float64, []float64, []float64) {
+	return fdCaseGate(t, 0)
+}
+
+// fdCaseGate is fdCase for a policy whose gate mixes k priors (0: no prior).
+func fdCaseGate(t *testing.T, gate int) (*Policy, *Batch, []int, []float64, []float64, []float64, []float64) {
 	t.Helper()
-	p, err := New(Config{NodeFeatures: 3, PodFeatures: 2, Hidden: 4, Rounds: 2, Float64: true, Seed: 3})
+	p, err := New(Config{NodeFeatures: 3, PodFeatures: 2, Hidden: 4, Rounds: 2, Float64: true, Seed: 3, Prior: gate > 0, Gate: gate})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	perturb(p, rng)
 	b := randomBatch(rng, 4, 5, 3, 2, 2, false)
+	if gate > 0 {
+		addPriors(rng, b, gate)
+	}
 	var out Output
 	if err := p.Forward(b, &out); err != nil {
 		t.Fatal(err)
@@ -61,7 +69,13 @@ func fdCase(t *testing.T) (*Policy, *Batch, []int, []float64, []float64, []float
 // pooling/aggregation ops) matches central finite differences for every
 // weight.
 func TestLossGradientMatchesFiniteDifferences(t *testing.T) {
-	p, b, actions, oldLogp, adv, returns, oldV := fdCase(t)
+	t.Run("plain", func(t *testing.T) { checkLossGradient(t, 0) })
+	// the gate over 3 priors: its softmax and the batched mixture too
+	t.Run("gate", func(t *testing.T) { checkLossGradient(t, 3) })
+}
+
+func checkLossGradient(t *testing.T, gate int) {
+	p, b, actions, oldLogp, adv, returns, oldV := fdCaseGate(t, gate)
 	lc := LossConfig{ClipCoef: 0.2, VFCoef: 0.5, EntCoef: 0.05, ClipValue: true, MaxGradNorm: 1, LearningRate: 0}
 	for _, clipValue := range []bool{true, false} {
 		lc.ClipValue = clipValue

@@ -23,6 +23,12 @@ type Config struct {
 	// bounded by LogitClip.
 	PendingClip float64
 	Float64     bool // float64 weights (else float32)
+	// Gate is the number K of priors that a learned gate mixes (0: none).
+	// With K >= 2 the decoder has a gate layer, (2H+1) x K and zero at
+	// start, whose softmax over the context [graph, pod, 1] weighs the K
+	// priors of a sample: logit_i = sum_k w_k prior_k,i + C*tanh(score_i).
+	// At zero the mixture is the priors' plain mean.
+	Gate int
 }
 
 // PendingC returns Pending's C: PendingClip, or LogitClip when it is 0.
@@ -40,6 +46,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("pointer: Hidden %d, want >= 1", c.Hidden)
 	case !(c.LogitClip > 0) || math.IsInf(c.LogitClip, 0):
 		return fmt.Errorf("pointer: LogitClip %v, want a finite value > 0", c.LogitClip)
+	case c.Gate == 1 || c.Gate < 0 || c.Gate > MaxGate:
+		return fmt.Errorf("pointer: Gate %d, want 0 (no gate) or 2..%d priors", c.Gate, MaxGate)
 	case !(c.PendingClip >= 0) || math.IsInf(c.PendingClip, 0):
 		return fmt.Errorf("pointer: PendingClip %v, want 0 (LogitClip) or a finite value > 0", c.PendingClip)
 	}
@@ -54,7 +62,11 @@ type Decoder struct {
 	Pending *nn.Param // H x 1 learned Pending key (starts at zero)
 	Value1  *nn.Param // (2H+1) x H
 	Value2  *nn.Param // (H+1) x 1, gain 1
+	Gate    *nn.Param // (2H+1) x K gate over K priors, zero at start; nil without Config.Gate
 }
+
+// MaxGate bounds Config.Gate.
+const MaxGate = 16
 
 // New returns a decoder with orthogonal weights drawn from rng.
 func New(cfg Config, rng *rand.Rand) (*Decoder, error) {
@@ -75,6 +87,9 @@ func New(cfg Config, rng *rand.Rand) (*Decoder, error) {
 	d.Key.InitOrthogonal(rng, nn.GainHidden, 0, 0, h, h)
 	d.Value1.InitOrthogonal(rng, nn.GainHidden, 0, 0, 2*h, h)
 	d.Value2.InitOrthogonal(rng, nn.GainValue, 0, 0, h, 1)
+	if cfg.Gate > 0 {
+		d.Gate = nn.NewParam("pointer.gate", dt, 2*h+1, cfg.Gate)
+	}
 	return d, nil
 }
 
@@ -83,7 +98,11 @@ func (d *Decoder) Config() Config { return d.cfg }
 
 // Params lists the weights in a fixed order.
 func (d *Decoder) Params() []*nn.Param {
-	return []*nn.Param{d.Query, d.Key, d.Pending, d.Value1, d.Value2}
+	ps := []*nn.Param{d.Query, d.Key, d.Pending, d.Value1, d.Value2}
+	if d.Gate != nil {
+		ps = append(ps, d.Gate)
+	}
+	return ps
 }
 
 // Inputs are the graph nodes the decoder reads.
@@ -94,6 +113,10 @@ type Inputs struct {
 	// term) for allowed actions, MaskedLogit for masked ones. It is added
 	// to the clipped logits before the log-softmax.
 	Mask *G.Node
+	// Priors is, with Config.Gate = K, the (B, K, N+1) priors that the gate
+	// mixes (0 at masked actions); the Mask then carries no prior. Nil
+	// without a gate.
+	Priors *G.Node
 	// Layout describes the rows of H.
 	Layout *nn.Layout
 }
@@ -137,6 +160,16 @@ func (d *Decoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 	nodeScore := must(G.BroadcastSub(must(nn.RowDots(in.H, qk, l)), centre, nil, []byte{1}))
 	pendScore := must(G.Mul(q, pending))
 	logit := must(nn.CatCols(false, must(G.HadamardProd(must(G.Tanh(nodeScore)), clip)), must(G.HadamardProd(must(G.Tanh(pendScore)), pclip))))
+	if d.Gate != nil {
+		// w = softmax(ctx Gate) as (B, 1, K); w x priors is (B, 1, N+1)
+		if in.Priors == nil {
+			return Outputs{}, fmt.Errorf("pointer: a decoder with a gate over %d priors needs Inputs.Priors", d.cfg.Gate)
+		}
+		w := must(G.SoftMax(must(G.Mul(ctx, out.Params[5])), 1))
+		w3 := must(G.Reshape(w, []int{l.B, 1, d.cfg.Gate}))
+		mix := must(G.Reshape(must(G.BatchedMatMul(w3, in.Priors)), []int{l.B, l.N + 1}))
+		logit = must(G.Add(logit, mix))
+	}
 	out.LogP = must(G.LogSoftMax(must(G.Add(logit, in.Mask)), 1))
 
 	hv := must(nn.Rectify(must(G.Mul(ctx, v1))))
@@ -151,12 +184,15 @@ func (d *Decoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 // Workspace holds the host forward pass's buffers; reuse one across calls.
 type Workspace[T nn.Float] struct {
 	gm, ctx, q, qk, ns, hv, hv1 []T
+	gate                        []T // B x K gate logits, then weights
 }
 
 // Forward runs the decoder on the host. h is the (B*N) x H node embedding,
 // p the B x H pod embedding, mask the B x (N+1) allowed actions (Pending
 // last) and prior, when not empty, B x (N+1) log-prior terms added to the
-// logits of allowed actions (the graph's additive mask carries them). It
+// logits of allowed actions (the graph's additive mask carries them); with
+// Config.Gate = K, prior is B x K x (N+1) (sample s's prior k at
+// (s*K+k)*(N+1)) and the gate's mixture of the K is added instead. It
 // writes the B x (N+1) log-probabilities to logp and the B values to value.
 func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, mask []bool, prior, logp, value []float64) {
 	hd := d.cfg.Hidden
@@ -178,6 +214,12 @@ func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, m
 	}
 	nn.Gemm(b, hd, hd, ws.q, nn.Data[T](d.Key.Value), ws.qk, false)
 	nn.RowDot(l, ws.ns, h, ws.qk, hd)
+	if d.Gate != nil {
+		k := d.cfg.Gate
+		ws.gate = nn.Grow(ws.gate, b*k)
+		nn.Gemm(b, k, 2*hd+1, ws.ctx, nn.Data[T](d.Gate.Value), ws.gate, false)
+		softmaxRows(ws.gate, b, k)
+	}
 	pend := nn.Data[T](d.Pending.Value)
 	c, pc := d.cfg.LogitClip, d.cfg.PendingC()
 	for s := range b {
@@ -205,7 +247,20 @@ func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, m
 				row[i] += MaskedLogit
 			}
 		}
-		if len(prior) != 0 {
+		switch {
+		case len(prior) == 0:
+		case d.Gate != nil:
+			k := d.cfg.Gate
+			w := ws.gate[s*k : (s+1)*k]
+			for j, wj := range w {
+				pj := prior[(s*k+j)*(n+1) : (s*k+j+1)*(n+1)]
+				for i, v := range pj {
+					if mask[s*(n+1)+i] {
+						row[i] += float64(wj) * v
+					}
+				}
+			}
+		default:
 			for i, v := range prior[s*(n+1) : (s+1)*(n+1)] {
 				if mask[s*(n+1)+i] {
 					row[i] += v
@@ -225,5 +280,25 @@ func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, m
 			v += x * w2[j]
 		}
 		value[s] = float64(v)
+	}
+}
+
+// softmaxRows replaces each row of x (rows x k) by its softmax.
+func softmaxRows[T nn.Float](x []T, rows, k int) {
+	for r := range rows {
+		row := x[r*k : (r+1)*k]
+		m := row[0]
+		for _, v := range row[1:] {
+			m = max(m, v)
+		}
+		var z float64
+		for i, v := range row {
+			e := math.Exp(float64(v - m))
+			row[i] = T(e)
+			z += e
+		}
+		for i := range row {
+			row[i] = T(float64(row[i]) / z)
+		}
 	}
 }

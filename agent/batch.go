@@ -25,7 +25,8 @@ func PaddedN(n int) int {
 // invalid nodes (masked, no neighbours). Pending, the last action of each
 // observation, moves to index b.N. When any observation has a prior, b.Prior
 // holds them all, laid out like the mask (padding entries and observations
-// without a prior 0); otherwise b.Prior is empty. b's slices are reused when
+// without a prior 0), K blocks per sample when the observations carry K
+// priors for a gate (env.Prior.Heuristics); otherwise b.Prior is empty. b's slices are reused when
 // large enough.
 func Fill(b *model.Batch, obs []env.Obs) {
 	maxN, prior := 1, false
@@ -63,14 +64,23 @@ func Fill(b *model.Batch, obs []env.Obs) {
 	}
 	b.Prior = b.Prior[:0]
 	if prior {
-		b.Prior = grow(b.Prior, b.B*(n+1))
+		k := 1
+		for i := range obs {
+			if obs[i].Prior != nil {
+				k = max(k, len(obs[i].Prior)/(obs[i].N+1))
+			}
+		}
+		b.Prior = grow(b.Prior, b.B*k*(n+1))
 		for s := range obs {
 			o := &obs[s]
-			row := b.Prior[s*(n+1) : (s+1)*(n+1)]
-			clear(row)
-			if o.Prior != nil {
-				copy(row, o.Prior[:o.N])
-				row[n] = o.Prior[o.N]
+			for j := range k {
+				row := b.Prior[(s*k+j)*(n+1) : (s*k+j+1)*(n+1)]
+				clear(row)
+				if src := o.Prior; len(src) >= (j+1)*(o.N+1) {
+					src = src[j*(o.N+1) : (j+1)*(o.N+1)]
+					copy(row, src[:o.N])
+					row[n] = src[o.N]
+				}
 			}
 		}
 	}

@@ -40,10 +40,18 @@ const (
 // (masked anyway) and Pending for the Pending token. The best feasible node
 // gets exactly 0, so a policy whose learned correction is zero picks,
 // greedily, a node the heuristic scores highest.
+//
+// With Heuristics (K >= 2 names) instead of Heuristic, Obs.Prior holds K
+// such priors one after the other (K*(N+1) entries, heuristic k's at
+// k*(N+1)), each normalised alike, for a policy whose learned gate mixes
+// them (model.Config.Gate).
 type Prior struct {
 	// Heuristic names a scoring scheduler of package sched: one of
 	// PriorHeuristics(). Empty: no prior.
 	Heuristic string `yaml:"heuristic" json:"heuristic"`
+	// Heuristics names 2 or more distinct scoring schedulers for a gated
+	// policy, instead of Heuristic.
+	Heuristics []string `yaml:"heuristics" json:"heuristics"`
 	// Scale is the prior's spread over feasible nodes; positive when
 	// Heuristic is set.
 	Scale float64 `yaml:"scale" json:"scale"`
@@ -87,14 +95,30 @@ func (p *Prior) validate() error {
 	bad := func(key string, v any, why string) error {
 		return fmt.Errorf("%w: prior.%s = %v: %s", ErrConfig, key, v, why)
 	}
-	if p.Heuristic == "" {
+	if p.Heuristic != "" && len(p.Heuristics) > 0 {
+		return bad("heuristics", p.Heuristics, "set either heuristic (one prior) or heuristics (a gate over several), not both")
+	}
+	if p.Heuristic == "" && len(p.Heuristics) == 0 {
 		if p.Scale != 0 || p.Pending != 0 || p.Normalize != "" {
 			return bad("heuristic", `""`, "must name a heuristic when scale, pending or normalize is set")
 		}
 		return nil
 	}
-	if _, err := priorFramework(p.Heuristic); err != nil {
-		return bad("heuristic", p.Heuristic, "must be one of "+strings.Join(PriorHeuristics(), ", "))
+	if p.Heuristic != "" {
+		if _, err := priorFramework(p.Heuristic); err != nil {
+			return bad("heuristic", p.Heuristic, "must be one of "+strings.Join(PriorHeuristics(), ", "))
+		}
+	}
+	if len(p.Heuristics) == 1 {
+		return bad("heuristics", p.Heuristics, "a gate needs 2 or more heuristics (one prior is prior.heuristic)")
+	}
+	for i, h := range p.Heuristics {
+		if _, err := priorFramework(h); err != nil {
+			return bad(fmt.Sprintf("heuristics[%d]", i), h, "must be one of "+strings.Join(PriorHeuristics(), ", "))
+		}
+		if slices.Contains(p.Heuristics[:i], h) {
+			return bad(fmt.Sprintf("heuristics[%d]", i), h, "is listed twice")
+		}
 	}
 	switch {
 	case !(p.Scale > 0) || math.IsInf(p.Scale, 0):
@@ -107,10 +131,23 @@ func (p *Prior) validate() error {
 	return nil
 }
 
+// Names returns the prior's heuristics: Heuristics, or Heuristic alone, or
+// none.
+func (p Prior) Names() []string {
+	if p.Heuristic != "" {
+		return []string{p.Heuristic}
+	}
+	return p.Heuristics
+}
+
+// Gate returns the number of priors a gated policy mixes: len(Heuristics),
+// 0 for a single prior or none (model.Config.Gate).
+func (p Prior) Gate() int { return len(p.Heuristics) }
+
 // priorState computes Obs.Prior for an encoder.
 type priorState struct {
 	cfg    Prior
-	f      *sched.Framework // nil: no prior
+	fs     []*sched.Framework // empty: no prior
 	scores []int64
 	prior  []float64
 }
@@ -118,29 +155,40 @@ type priorState struct {
 // newPriorState returns the prior of cfg; cfg has been validated.
 func newPriorState(cfg Prior) priorState {
 	ps := priorState{cfg: cfg}
-	if cfg.Heuristic != "" {
-		ps.f, _ = priorFramework(cfg.Heuristic)
+	for _, name := range cfg.Names() {
+		f, _ := priorFramework(name)
+		ps.fs = append(ps.fs, f)
 	}
 	return ps
 }
 
-// fill returns the prior for pod p on c with mask (N+1 entries), or nil
-// without a prior. The slice is the state's own buffer.
+// fill returns the priors for pod p on c with mask (N+1 entries each, one
+// per heuristic), or nil without a prior. The slice is the state's own
+// buffer.
 func (ps *priorState) fill(c *sim.Cluster, p *sim.Pod, mask []bool) []float64 {
-	if ps.f == nil {
+	if len(ps.fs) == 0 {
 		return nil
 	}
-	n := len(mask) - 1
-	if cap(ps.prior) < n+1 {
-		ps.prior = make([]float64, 2*(n+1))
+	n, k := len(mask)-1, len(ps.fs)
+	if cap(ps.prior) < k*(n+1) {
+		ps.prior = make([]float64, 2*k*(n+1))
 	}
-	prior := ps.prior[:n+1]
+	all := ps.prior[:k*(n+1)]
+	for j, f := range ps.fs {
+		ps.fillOne(f, all[j*(n+1):(j+1)*(n+1)], c, p, mask)
+	}
+	return all
+}
+
+// fillOne writes heuristic f's prior into prior (N+1 entries).
+func (ps *priorState) fillOne(f *sched.Framework, prior []float64, c *sim.Cluster, p *sim.Pod, mask []bool) {
+	n := len(mask) - 1
 	clear(prior)
 	prior[n] = ps.cfg.Pending
 	if p == nil || p.Spec == nil || !slices.Contains(mask[:n], true) {
-		return prior
+		return
 	}
-	ps.scores = ps.f.Scores(c, p, ps.scores)
+	ps.scores = f.Scores(c, p, ps.scores)
 	s := ps.scores
 	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
 	for i := range n {
@@ -156,10 +204,10 @@ func (ps *priorState) fill(c *sim.Cluster, p *sim.Pod, mask []bool) []float64 {
 				prior[i] = max(scale*(float64(s[i])/h-1), -scale)
 			}
 		}
-		return prior
+		return
 	}
 	if hi == lo {
-		return prior // every feasible node ties: all 0
+		return // every feasible node ties: all 0
 	}
 	d := float64(hi - lo)
 	for i := range n {
@@ -167,5 +215,4 @@ func (ps *priorState) fill(c *sim.Cluster, p *sim.Pod, mask []bool) []float64 {
 			prior[i] = scale * (float64(s[i]-hi) / d)
 		}
 	}
-	return prior
 }

@@ -10,15 +10,16 @@ type store struct {
 	nodes  []float64 // row r at r*NodeFeatures
 	domain []int32   // row r
 	mask   []bool    // transition i's N+1 entries start at off[i]+i
-	prior  []float64 // transition i's N+1 log-prior terms start at poff[i]
+	prior  []float64 // transition i's plen[i] log-prior terms start at poff[i]
 	poff   []int     // -1: transition i has no prior
+	plen   []int     // N+1 for one prior, K*(N+1) for a gate over K
 	n      []int
 	off    []int
 }
 
 func (s *store) reset() {
 	s.pod, s.nodes, s.domain, s.mask = s.pod[:0], s.nodes[:0], s.domain[:0], s.mask[:0]
-	s.prior, s.poff = s.prior[:0], s.poff[:0]
+	s.prior, s.poff, s.plen = s.prior[:0], s.poff[:0], s.plen[:0]
 	s.n, s.off = s.n[:0], s.off[:0]
 }
 
@@ -32,6 +33,7 @@ func (s *store) add(o *env.Obs) {
 	s.nodes = append(s.nodes, o.Nodes...)
 	s.domain = append(s.domain, o.Domain...)
 	s.mask = append(s.mask, o.Mask...)
+	s.plen = append(s.plen, len(o.Prior)) // N+1, or K*(N+1) for a gate
 	if o.Prior == nil {
 		s.poff = append(s.poff, -1)
 	} else {
@@ -51,7 +53,7 @@ func (s *store) obs(i int) env.Obs {
 		Mask:   s.mask[r+i : r+i+n+1],
 	}
 	if p := s.poff[i]; p >= 0 {
-		o.Prior = s.prior[p : p+n+1]
+		o.Prior = s.prior[p : p+s.plen[i]]
 	}
 	return o
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/kubesim/kubesim/agent"
 )
 
 // Config holds every hyper-parameter of a training run. The defaults are
@@ -54,10 +56,16 @@ type Config struct {
 	// EvalFreq runs the greedy policy on the validation episodes every this
 	// many environment steps (checked after each rollout), and keeps the
 	// best as best.ckpt; 0 disables validation, and then no best.ckpt is
-	// written (Summary.BestEvalReward is NaN; last.ckpt is the policy).
+	// written (Summary.BestEvalScore is NaN; last.ckpt is the policy).
 	EvalFreq int64 `yaml:"eval_freq" json:"eval_freq"`
 	// EvalEpisodes is the number of validation episodes per evaluation.
 	EvalEpisodes int `yaml:"eval_episodes" json:"eval_episodes"`
+	// Select is what best.ckpt is chosen on at each evaluation: "reward"
+	// (the default when empty: the highest mean validation reward) or
+	// "unschedulable" (the fewest pods left unscheduled per validation
+	// episode, ties kept by the earlier checkpoint): the count that the
+	// suite's tables read, where the reward also weighs waiting.
+	Select string `yaml:"select" json:"select,omitempty"`
 	// Hidden and Rounds are the policy's embedding width and message-passing
 	// rounds.
 	Hidden int `yaml:"hidden" json:"hidden"`
@@ -135,6 +143,20 @@ var ErrConfig = errors.New("invalid ppo config")
 
 // Validate checks every field, naming the YAML key at fault, and fills the
 // derived sizes.
+// Config.Select's values.
+const (
+	SelectReward        = "reward"
+	SelectUnschedulable = "unschedulable"
+)
+
+// selectScore is the evaluation's score that best.ckpt maximises.
+func (c *Config) selectScore(ev agent.EvalResult) float64 {
+	if c.Select == SelectUnschedulable {
+		return -ev.Unschedulable
+	}
+	return ev.MeanReward
+}
+
 func (c *Config) Validate() error {
 	bad := func(key string, v any, why string) error {
 		return fmt.Errorf("%w: ppo.%s = %v: %s", ErrConfig, key, v, why)
@@ -174,6 +196,8 @@ func (c *Config) Validate() error {
 		return bad("target_kl", c.TargetKL, "must be 0 (off) or positive")
 	case c.EvalFreq < 0:
 		return bad("eval_freq", c.EvalFreq, "must not be negative")
+	case c.Select != "" && c.Select != SelectReward && c.Select != SelectUnschedulable:
+		return bad("select", c.Select, fmt.Sprintf("must be %q or %q", SelectReward, SelectUnschedulable))
 	case c.EvalEpisodes < 0 || (c.EvalFreq > 0 && c.EvalEpisodes == 0):
 		return bad("eval_episodes", c.EvalEpisodes, "must be positive when eval_freq is set")
 	case c.Hidden < 1 || c.Hidden > 4096:

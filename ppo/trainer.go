@@ -1,6 +1,7 @@
 package ppo
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,7 +37,7 @@ const (
 const (
 	metaSteps   = "ppo/steps"
 	metaUpdates = "ppo/updates"
-	metaBest    = "ppo/best_eval_reward"
+	metaBest    = "ppo/best_eval_reward" // the selection score (Summary.BestEvalScore); the key predates ppo.select
 	metaConfig  = "ppo/config"
 	metaReturn  = "ppo/return_stat" // mean, variance and count of the reward scaler
 )
@@ -96,9 +97,12 @@ type Trainer struct {
 // Summary is what a training run did.
 type Summary struct {
 	Steps, Updates int64
-	BestEvalReward float64 // NaN when no evaluation ran
-	Interrupted    bool    // stopped by its context; last.ckpt holds the last whole update
-	Elapsed        time.Duration
+	// BestEvalScore is best.ckpt's selection score (Config.Select): its
+	// mean validation reward, or minus its unschedulable pods per episode;
+	// NaN when no evaluation ran.
+	BestEvalScore float64
+	Interrupted   bool // stopped by its context; last.ckpt holds the last whole update
+	Elapsed       time.Duration
 }
 
 // New checks the configurations and prepares a run. src supplies training
@@ -152,7 +156,17 @@ func (t *Trainer) modelConfig() model.Config {
 		Seed:         t.cfg.Seed,
 		Prior:        t.cfg.Prior,
 		ZeroInit:     t.cfg.ZeroInit,
+		Gate:         t.gate(),
 	}
+}
+
+// gate is the model's gate width: the environment's number of gated priors
+// when the policy reads a prior, else 0.
+func (t *Trainer) gate() int {
+	if !t.cfg.Prior {
+		return 0
+	}
+	return t.envCfg.Prior.Gate()
 }
 
 // resume loads a checkpoint's weights and counters.
@@ -161,9 +175,9 @@ func (t *Trainer) resume(path string) error {
 	if err != nil {
 		return err
 	}
-	if c := pol.Config(); c.Hidden != t.cfg.Hidden || c.Rounds != t.cfg.Rounds || c.Prior != t.cfg.Prior {
-		return fmt.Errorf("%w: resuming from %s: the checkpoint's policy has hidden %d, rounds %d and prior %v, the config ppo.hidden %d, ppo.rounds %d and ppo.prior %v: resume with the config it was trained with",
-			ErrConfig, path, c.Hidden, c.Rounds, c.Prior, t.cfg.Hidden, t.cfg.Rounds, t.cfg.Prior)
+	if c := pol.Config(); c.Hidden != t.cfg.Hidden || c.Rounds != t.cfg.Rounds || c.Prior != t.cfg.Prior || c.Gate != t.gate() {
+		return fmt.Errorf("%w: resuming from %s: the checkpoint's policy has hidden %d, rounds %d, prior %v and a gate over %d priors, the config ppo.hidden %d, ppo.rounds %d, ppo.prior %v and %d (prior.heuristics): resume with the config it was trained with",
+			ErrConfig, path, c.Hidden, c.Rounds, c.Prior, c.Gate, t.cfg.Hidden, t.cfg.Rounds, t.cfg.Prior, t.gate())
 	}
 	t.pol = pol
 	if t.steps, err = strconv.ParseInt(meta[metaSteps], 10, 64); err != nil {
@@ -477,12 +491,12 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 				if t.priorEval != nil {
 					recordPrior(logger, *t.priorEval)
 				}
-				if ev.MeanReward > t.best {
-					t.best = ev.MeanReward
+				if sc := cfg.selectScore(ev); sc > t.best {
+					t.best = sc
 					if err := t.save(filepath.Join(t.opts.Out, BestCheckpoint)); err != nil {
 						return Summary{}, err
 					}
-					slog.Info("new best policy", "step", t.steps, "eval_reward", ev.MeanReward)
+					slog.Info("new best policy", "step", t.steps, "eval_reward", ev.MeanReward, "eval_unschedulable", ev.Unschedulable, "select", cmp.Or(cfg.Select, SelectReward))
 				}
 			}
 		}
@@ -509,7 +523,7 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 	if math.IsInf(best, -1) {
 		best = math.NaN()
 	}
-	return Summary{Steps: t.steps, Updates: t.upd, BestEvalReward: best, Interrupted: interrupted, Elapsed: time.Since(start)}, nil
+	return Summary{Steps: t.steps, Updates: t.upd, BestEvalScore: best, Interrupted: interrupted, Elapsed: time.Since(start)}, nil
 }
 
 // ErrRunExists is wrapped by Train's error when a fresh run (no Resume)

@@ -406,7 +406,7 @@ func TestTrainOnSimulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Steps != 256 || math.IsNaN(sum.BestEvalReward) {
+	if sum.Steps != 256 || math.IsNaN(sum.BestEvalScore) {
 		t.Errorf("summary %+v; want 256 steps and an evaluation", sum)
 	}
 	for _, f := range []string{LastCheckpoint, BestCheckpoint, ConfigFile, ProgressFile, MonitorFile, CurvePNG} {

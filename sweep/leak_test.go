@@ -91,7 +91,7 @@ ppo:
 		t.Fatal(err)
 	}
 	if len(rt.seen) == 0 || len(rv.seen) == 0 {
-		t.Fatalf("%d training and %d validation workloads; want both used (best eval reward %v)", len(rt.seen), len(rv.seen), sum.BestEvalReward)
+		t.Fatalf("%d training and %d validation workloads; want both used (best eval reward %v)", len(rt.seen), len(rv.seen), sum.BestEvalScore)
 	}
 	ws, err := spec.ResolveWindows()
 	if err != nil {

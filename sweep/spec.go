@@ -190,8 +190,11 @@ func (s *Spec) Validate() error {
 	if err := s.PPO.Validate(); err != nil {
 		return err
 	}
-	if s.Prior.Heuristic == "" && (s.PPO.Prior || s.PPO.BCSteps > 0) {
+	if len(s.Prior.Names()) == 0 && (s.PPO.Prior || s.PPO.BCSteps > 0) {
 		return fmt.Errorf("prior.heuristic: missing: ppo.prior and ppo.bc_steps need the observations' heuristic prior")
+	}
+	if s.Prior.Gate() > 0 && s.PPO.BCSteps > 0 {
+		return fmt.Errorf("ppo.bc_steps: %d: cloning needs one teacher, prior.heuristic, not a gate over prior.heuristics", s.PPO.BCSteps)
 	}
 	if s.Trace != nil {
 		switch {

@@ -330,7 +330,7 @@ func train(ctx context.Context, t *TrainCell, dir string) error {
 		return fmt.Errorf("training cell %s: interrupted", t.Hash)
 	}
 	return writeJSON(filepath.Join(dir, doneFile), map[string]any{"steps": sum.Steps, "updates": sum.Updates,
-		"best_eval_reward": fmt.Sprint(sum.BestEvalReward), "grid_point": Point(s.Settings)})
+		"best_eval_reward": fmt.Sprint(sum.BestEvalScore), "grid_point": Point(s.Settings)})
 }
 
 // policyOf is a finished run's policy: best.ckpt, or last.ckpt when no

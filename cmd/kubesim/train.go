@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -90,8 +91,8 @@ with --force, never overwritten otherwise; nothing in it changes until the run h
 			if sum.Interrupted {
 				state = "interrupted (last.ckpt saved)"
 			}
-			best := fmt.Sprintf("best eval reward %.4g", sum.BestEvalReward)
-			if math.IsNaN(sum.BestEvalReward) {
+			best := fmt.Sprintf("best eval score %.4g (ppo.select: %s)", sum.BestEvalScore, cmp.Or(spec.PPO.Select, ppo.SelectReward))
+			if math.IsNaN(sum.BestEvalScore) {
 				best = "no evaluation ran, so no best.ckpt (use last.ckpt)"
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "training %s: %d steps, %d updates in %s; %s; outputs in %s\n",

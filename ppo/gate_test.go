@@ -1,0 +1,87 @@
+package ppo
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/kubesim/kubesim/agent"
+	"github.com/kubesim/kubesim/env"
+)
+
+// A gated prior (prior.heuristics) trains a policy whose gate mixes as
+// many priors, and its checkpoints keep the gate and the heuristics. With
+// ppo.select: unschedulable, best.ckpt is the first evaluation with the
+// fewest unschedulable pods, whatever its reward, and its score is minus
+// that count.
+func TestGatedTrainingSelectsOnUnschedulable(t *testing.T) {
+	ec := env.DefaultConfig()
+	ec.MinNodes, ec.MaxNodes = 3, 5
+	ec.Workload.PodsPerNode = 30
+	ec.MaxSteps = 128
+	ec.Prior = env.Prior{Heuristics: []string{"tetris", "kube-default-nospread"}, Scale: 20, Pending: -10, Normalize: env.Range}
+	cfg := smallConfig(1024)
+	cfg.Prior, cfg.ZeroInit = true, true
+	cfg.EvalFreq, cfg.EvalEpisodes = 256, 3
+	cfg.Select = SelectUnschedulable
+	dir := t.TempDir()
+	tr, err := New(cfg, ec, nil, nil, Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := tr.Policy().Config().Gate; g != 2 {
+		t.Fatalf("policy gate %d, want 2 (two prior heuristics)", g)
+	}
+	sum, err := tr.Train(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := ReadProgress(filepath.Join(dir, ProgressFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uns, ok := prog.Column("eval/unschedulable")
+	if !ok || len(uns) != 4 {
+		t.Fatalf("eval/unschedulable %v, want 4 evaluations", uns)
+	}
+	if best := slices.Min(uns); sum.BestEvalScore != -best {
+		t.Errorf("best score %v, want minus the fewest unschedulable pods %v (evaluations %v)", sum.BestEvalScore, best, uns)
+	}
+	pol, ecLoaded, err := agent.Load(filepath.Join(dir, BestCheckpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pol.Config().Gate != 2 || !slices.Equal(ecLoaded.Prior.Heuristics, ec.Prior.Heuristics) {
+		t.Errorf("best.ckpt: gate %d, heuristics %v", pol.Config().Gate, ecLoaded.Prior.Heuristics)
+	}
+	v, err := strconv.ParseFloat(pol.Meta()[metaBest], 64)
+	if err != nil || v != sum.BestEvalScore || math.IsNaN(v) {
+		t.Errorf("best.ckpt's score %v (%v), want %v", v, err, sum.BestEvalScore)
+	}
+	// the checkpoint acts on the environment it records
+	ev, err := agent.Evaluate(context.Background(), pol, ecLoaded, nil, 3, agent.EvalSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Unschedulable != -sum.BestEvalScore {
+		t.Errorf("best.ckpt re-evaluated: %v unschedulable, recorded %v", ev.Unschedulable, -sum.BestEvalScore)
+	}
+}
+
+// ppo.select accepts reward and unschedulable only.
+func TestSelectValidate(t *testing.T) {
+	c := smallConfig(256)
+	c.Select = "count"
+	if err := c.Validate(); err == nil {
+		t.Error("ppo.select: count accepted")
+	}
+	for _, s := range []string{"", SelectReward, SelectUnschedulable} {
+		c.Select = s
+		if err := c.Validate(); err != nil {
+			t.Errorf("ppo.select %q: %v", s, err)
+		}
+	}
+}

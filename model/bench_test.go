@@ -10,8 +10,12 @@ import (
 // L=2 rounds. Every node is valid and allowed, as in the PyTorch peer
 // (../shared/bench/torch_ref.py); the nodes of each cluster are spread over
 // 3 failure domains (zones), which the peer does not model.
-func benchPolicy(b *testing.B) *Policy {
-	p, err := New(Config{NodeFeatures: 8, PodFeatures: 4, Hidden: 64, Rounds: 2, Seed: 1})
+func benchPolicy(b *testing.B) *Policy { return benchPolicyGate(b, 0) }
+
+// benchPolicyGate is benchPolicy with a prior and a gate over gate priors
+// (0: neither).
+func benchPolicyGate(b *testing.B, gate int) *Policy {
+	p, err := New(Config{NodeFeatures: 8, PodFeatures: 4, Hidden: 64, Rounds: 2, Seed: 1, Prior: gate > 0, Gate: gate})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -30,10 +34,10 @@ func benchBatch(bs, n int) *Batch {
 	return bt
 }
 
-// benchPrior gives bt a prior in [-3, 0] on every action.
-func benchPrior(bt *Batch) {
+// benchPrior gives bt k priors in [-3, 0] on every action.
+func benchPrior(bt *Batch, k int) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	bt.Prior = make([]float64, bt.B*(bt.N+1))
+	bt.Prior = make([]float64, bt.B*k*(bt.N+1))
 	for i := range bt.Prior {
 		bt.Prior[i] = -3 * rng.Float64()
 	}
@@ -43,17 +47,20 @@ func BenchmarkAct(b *testing.B) {
 	for _, c := range []struct {
 		b, n  int
 		prior bool
-	}{{16, 10, false}, {16, 200, false}, {16, 10, true}, {16, 200, true}} {
+		gate  int
+	}{{16, 10, false, 0}, {16, 200, false, 0}, {16, 10, true, 0}, {16, 200, true, 0}, {16, 10, true, 3}, {16, 200, true, 3}} {
 		name := fmt.Sprintf("B=%d/N=%d", c.b, c.n)
-		if c.prior {
+		if c.gate > 0 {
+			name += fmt.Sprintf("/gate=%d", c.gate)
+		} else if c.prior {
 			name += "/prior"
 		}
 		b.Run(name, func(b *testing.B) {
-			p := benchPolicy(b)
+			p := benchPolicyGate(b, c.gate)
 			bt := benchBatch(c.b, c.n)
 			if c.prior {
 				p.cfg.Prior = true
-				benchPrior(bt)
+				benchPrior(bt, max(1, c.gate))
 			}
 			rng := rand.New(rand.NewPCG(5, 6))
 			var out ActResult

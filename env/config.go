@@ -91,7 +91,8 @@ type Reward struct {
 	// in P_wait and P_unplaced; a low-priority pod weighs 1.
 	WaitHigh float64 `yaml:"wait_high" json:"wait_high"`
 	// Paired subtracts a per-workload baseline from P_wait and P_unplaced:
-	// the prior heuristic (Prior.Heuristic) replays each episode's workload
+	// the prior heuristic (Prior.Baseline: Prior.Heuristic, or the first of
+	// a gate's Prior.Heuristics) replays each episode's workload
 	// under the episode's simulator seed, and every step adds back, with
 	// the same weights, the waiting cost that replay accrued over the same
 	// simulated interval, and on termination its pods left pending
@@ -239,8 +240,8 @@ func (c *Config) Validate() error {
 	if err := c.Prior.validate(); err != nil {
 		return err
 	}
-	if c.Reward.Paired && c.Prior.Heuristic == "" {
-		return bad("reward.paired", true, "needs prior.heuristic, the heuristic whose replay is the baseline")
+	if c.Reward.Paired && c.Prior.Baseline() == "" {
+		return bad("reward.paired", true, "needs prior.heuristic or prior.heuristics, whose (first) heuristic's replay is the baseline")
 	}
 	if err := c.Workload.Validate(); err != nil {
 		return fmt.Errorf("%w: workload: %w", ErrConfig, err)

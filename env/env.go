@@ -166,7 +166,7 @@ func (e *Env) start() (Obs, Info, error) {
 		}
 		e.paired, e.simSeed = nil, seed
 		if e.cfg.Reward.Paired {
-			if e.paired, err = replayPaired(w, cfg, e.cfg.Prior.Heuristic, seed, e.cfg.Reward.WaitHigh); err != nil {
+			if e.paired, err = replayPaired(w, cfg, e.cfg.Prior.Baseline(), seed, e.cfg.Reward.WaitHigh); err != nil {
 				return Obs{}, Info{}, fmt.Errorf("env: new episode of %d nodes: %w", n, err)
 			}
 		}

@@ -140,6 +140,16 @@ func (p Prior) Names() []string {
 	return p.Heuristics
 }
 
+// Baseline returns the heuristic whose replay reward.paired subtracts:
+// Heuristic, or with a gate the first of Heuristics (list the one to beat
+// first), or "" without a prior.
+func (p Prior) Baseline() string {
+	if names := p.Names(); len(names) > 0 {
+		return names[0]
+	}
+	return ""
+}
+
 // Gate returns the number of priors a gated policy mixes: len(Heuristics),
 // 0 for a single prior or none (model.Config.Gate).
 func (p Prior) Gate() int { return len(p.Heuristics) }

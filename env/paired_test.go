@@ -14,6 +14,12 @@ import (
 // at half its arrivals (pods left pending at the end).
 func pairedEnv(t *testing.T, heuristic string, paired bool) *Env {
 	t.Helper()
+	return pairedEnvPrior(t, Prior{Heuristic: heuristic, Scale: 20, Pending: -10, Normalize: Range}, paired)
+}
+
+// pairedEnvPrior is pairedEnv with any prior (a gate's, say).
+func pairedEnvPrior(t *testing.T, prior Prior, paired bool) *Env {
+	t.Helper()
 	o := sim.DefaultSyntheticOptions(6)
 	o.Pods, o.Seed, o.Load = 600, 3, 1.4
 	w, err := sim.Synthetic(o)
@@ -25,7 +31,7 @@ func pairedEnv(t *testing.T, heuristic string, paired bool) *Env {
 	cfg.MinNodes, cfg.MaxNodes, cfg.MaxSteps = 6, 6, 0
 	cfg.Sim.Autoscaler.Enabled = false // a fixed cluster, so pods are left pending
 	cfg.Reward = Reward{Wait: 1, Unplaced: 1, WaitHigh: 2, Paired: paired, BalanceForm: Bounded, BalanceOf: Used}
-	cfg.Prior = Prior{Heuristic: heuristic, Scale: 20, Pending: -10, Normalize: Range}
+	cfg.Prior = prior
 	e, err := New(cfg, Fixed{Workload: w})
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +93,30 @@ func TestPairedBaselineCancels(t *testing.T) {
 	otherPlain, _, _ := actAs(t, pairedEnv(t, h, false), sched.NameFirstFit)
 	if math.Abs(other-(otherPlain-plain)) > 1e-6*math.Abs(otherPlain) || other == 0 {
 		t.Errorf("first-fit: paired return %v; want its unpaired %v minus %s's %v, non-zero", other, otherPlain, h, plain)
+	}
+}
+
+// TestPairedGateBaseline: with a gate, the paired baseline is the first of
+// prior.heuristics: acting as it earns 0, acting as the second does not
+// (and earns its unpaired return minus the first's).
+func TestPairedGateBaseline(t *testing.T) {
+	first, second := sched.NameTetris, sched.NameBestFit
+	gate := Prior{Heuristics: []string{first, second}, Scale: 20, Pending: -10, Normalize: Range}
+	if got := gate.Baseline(); got != first {
+		t.Fatalf("Baseline() = %q; want %q", got, first)
+	}
+	ret, wait, unplaced := actAs(t, pairedEnvPrior(t, gate, true), first)
+	if wait <= 0 || unplaced <= 0 {
+		t.Fatalf("waiting cost %v, pods left %v: the workload does not saturate, the test says nothing", wait, unplaced)
+	}
+	if math.Abs(ret) > 1e-6*(wait+unplaced) {
+		t.Errorf("paired return acting as %s = %v; want 0", first, ret)
+	}
+	plain, _, _ := actAs(t, pairedEnvPrior(t, gate, false), first)
+	other, _, _ := actAs(t, pairedEnvPrior(t, gate, true), second)
+	otherPlain, _, _ := actAs(t, pairedEnvPrior(t, gate, false), second)
+	if math.Abs(other-(otherPlain-plain)) > 1e-6*math.Abs(otherPlain) || other == 0 {
+		t.Errorf("%s: paired return %v; want its unpaired %v minus %s's %v, non-zero", second, other, otherPlain, first, plain)
 	}
 }
 

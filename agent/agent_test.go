@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,6 +163,56 @@ func TestLoadErrors(t *testing.T) {
 	for _, path := range []string{filepath.Join(dir, "missing.ckpt"), corrupt} {
 		if _, _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
 			t.Errorf("Load(%s) = %v; want an error naming the file", path, err)
+		}
+	}
+}
+
+// TestGateStats replays a workload with a gated policy whose gate is fresh
+// (zero weights: each of its 3 priors weighs 1/3 at every decision) and
+// reads the mean weights back from the replay's Result.SchedulerStats, one
+// decision counted per Schedule call; a policy without a gate reports
+// nothing, so heuristics' and ungated rows keep no such column.
+func TestGateStats(t *testing.T) {
+	ec := env.DefaultConfig()
+	ec.Prior = env.Prior{Heuristics: []string{"kube-default-nospread", "tetris", "holes"}, Scale: 20, Pending: -10, Normalize: env.Range}
+	o := sim.DefaultSyntheticOptions(4)
+	o.Pods = 150
+	w, err := sim.Synthetic(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gate := range []int{3, 0} {
+		cfg := model.Config{NodeFeatures: env.NodeFeatures, PodFeatures: env.PodFeatures, Hidden: 16, Seed: 3, Prior: true, ZeroInit: true, Gate: gate}
+		pol, err := model.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc := ec
+		if gate == 0 {
+			pc.Prior = env.Prior{Heuristic: "tetris", Scale: 20, Pending: -10, Normalize: env.Range}
+		}
+		s, err := NewScheduler("ppo", pol, pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sim.Run(context.Background(), w, sim.DefaultConfig(), s)
+		if err != nil || s.Err != nil {
+			t.Fatal(err, s.Err)
+		}
+		st := r.SchedulerStats
+		if gate == 0 {
+			if st != nil {
+				t.Errorf("no gate: stats %v, want none", st)
+			}
+			continue
+		}
+		if st["gate.decisions"] < float64(o.Pods) {
+			t.Errorf("gate.decisions = %v; want at least one per pod (%d)", st["gate.decisions"], o.Pods)
+		}
+		for _, h := range ec.Prior.Heuristics {
+			if v, ok := st["gate."+h]; !ok || math.Abs(v-1.0/3) > 1e-6 {
+				t.Errorf("gate.%s = %v (present %v); want 1/3", h, v, ok)
+			}
 		}
 	}
 }

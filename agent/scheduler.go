@@ -17,12 +17,20 @@ type Scheduler struct {
 	b    model.Batch
 	act  model.ActResult
 	obs  [1]env.Obs
+	// gate names the priors a gated policy mixes (env.Prior.Names); gateSum
+	// sums their weights over the decisions taken, gateN counts those.
+	gate    []string
+	gateSum []float64
+	gateN   int
 	// Err is the last error of the policy (a malformed batch); the decision
 	// was then Pending.
 	Err error
 }
 
-var _ sim.Scheduler = (*Scheduler)(nil)
+var (
+	_ sim.Scheduler     = (*Scheduler)(nil)
+	_ sim.StatsReporter = (*Scheduler)(nil)
+)
 
 // NewScheduler wraps pol, whose observations follow cfg (reference node,
 // failure-domain level), as a scheduler called name.
@@ -31,7 +39,27 @@ func NewScheduler(name string, pol *model.Policy, cfg env.Config) (*Scheduler, e
 	if err != nil {
 		return nil, err
 	}
-	return &Scheduler{name: name, pol: pol, enc: enc}, nil
+	s := &Scheduler{name: name, pol: pol, enc: enc}
+	if cfg.Prior.Gate() > 0 && pol.Config().Gate == cfg.Prior.Gate() {
+		s.gate = cfg.Prior.Names()
+		s.gateSum = make([]float64, len(s.gate))
+	}
+	return s, nil
+}
+
+// Stats reports, for a policy with a learned gate over K priors, the mean
+// weight the gate gave each prior over the decisions taken so far, keyed
+// "gate.<heuristic>", and their number, "gate.decisions" (sim.StatsReporter:
+// a replay's Result.SchedulerStats). Nil without a gate or a decision.
+func (s *Scheduler) Stats() map[string]float64 {
+	if s.gateN == 0 {
+		return nil
+	}
+	m := map[string]float64{"gate.decisions": float64(s.gateN)}
+	for i, name := range s.gate {
+		m["gate."+name] = s.gateSum[i] / float64(s.gateN)
+	}
+	return m
 }
 
 // Name returns the scheduler's name.
@@ -48,6 +76,12 @@ func (s *Scheduler) Schedule(c *sim.Cluster, p *sim.Pod) int {
 	if err := s.pol.Act(&s.b, true, nil, &s.act); err != nil {
 		s.Err = err
 		return sim.PendingDecision
+	}
+	if len(s.gateSum) > 0 && len(s.act.Gate) == len(s.gateSum) {
+		for i, w := range s.act.Gate {
+			s.gateSum[i] += w
+		}
+		s.gateN++
 	}
 	a := s.act.Actions[0]
 	if a >= c.Len() {

@@ -22,6 +22,9 @@ func gateConfig(f64 bool, k int) Config {
 // checkLogP compares out's log-probabilities with want (-Inf: probability 0).
 func checkLogP(t *testing.T, name string, got, want []float64, tol float64) {
 	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
+	}
 	for i, w := range want {
 		if math.IsInf(w, -1) {
 			if math.Exp(got[i]) != 0 {
@@ -52,8 +55,10 @@ func TestGateStartsAtTheMeanOfItsPriors(t *testing.T) {
 		if err := p.graphForward(b, &gr); err != nil {
 			t.Fatal(err)
 		}
-		checkLogP(t, "host", mustForward(t, p, b).LogP, want, tol)
+		out := mustForward(t, p, b)
+		checkLogP(t, "host", out.LogP, want, tol)
 		checkLogP(t, "graph", gr.LogP, want, tol)
+		checkLogP(t, "gate weights", out.Gate, []float64{0.5, 0.5}, tol)
 	}
 }
 
@@ -84,6 +89,7 @@ func TestGateBiasSelectsAPrior(t *testing.T) {
 		if err := p.Act(b, true, nil, &act); err != nil {
 			t.Fatal(err)
 		}
+		checkLogP(t, "Act's gate weights", act.Gate, []float64{w0, w1}, 1e-12)
 		if act.Actions[0] != tc.best {
 			t.Errorf("bias %v: greedy action %d, want %d", tc.bias, act.Actions[0], tc.best)
 		}
@@ -126,6 +132,58 @@ func TestGateHostMatchesGraph(t *testing.T) {
 				t.Errorf("float64=%v: value %d: host %v, graph %v", f64, i, host.Values[i], v)
 			}
 		}
+	}
+}
+
+// Output.Gate holds each sample's gate weights: rows that sum to 1, equal
+// to the sample's own when it is forwarded alone, also when a batch large
+// enough to be split over goroutines (parallelRows) is; a policy without a
+// gate reports none.
+func TestGateWeightsPerSample(t *testing.T) {
+	const bs, n, d, pf, k = 60, 20, 5, 3, 3
+	cfg := gateConfig(true, k)
+	cfg.ZeroInit = false
+	p := mustNew(t, cfg)
+	rng := rand.New(rand.NewPCG(12, 13))
+	perturb(p, rng)
+	b := randomBatch(rng, bs, n, d, pf, 3, false)
+	addPriors(rng, b, k)
+	if bs*n < parallelRows {
+		t.Fatalf("batch of %d rows is not split (parallelRows %d)", bs*n, parallelRows)
+	}
+	all := slices.Clone(mustForward(t, p, b).Gate)
+	if len(all) != bs*k {
+		t.Fatalf("%d gate weights, want %d", len(all), bs*k)
+	}
+	distinct := false
+	for s := range bs {
+		row := all[s*k : (s+1)*k]
+		var sum float64
+		for _, w := range row {
+			sum += w
+		}
+		if math.Abs(sum-1) > 1e-12 {
+			t.Errorf("sample %d: weights %v sum to %v", s, row, sum)
+		}
+		one := &Batch{B: 1, N: n,
+			Nodes: b.Nodes[s*n*d : (s+1)*n*d], NodeValid: b.NodeValid[s*n : (s+1)*n], Pod: b.Pod[s*pf : (s+1)*pf],
+			Mask: b.Mask[s*(n+1) : (s+1)*(n+1)], Domain: b.Domain[s*n : (s+1)*n], Prior: b.Prior[s*k*(n+1) : (s+1)*k*(n+1)]}
+		checkLogP(t, "sample alone", mustForward(t, p, one).Gate, row, 1e-12)
+		distinct = distinct || math.Abs(row[0]-all[0]) > 1e-6
+	}
+	if !distinct {
+		t.Error("every sample has the same weights: the gate does not depend on the state, the test says nothing")
+	}
+	plainCfg := cfg
+	plainCfg.Gate = 0
+	plain := mustNew(t, plainCfg)
+	var first []float64 // each sample's first prior
+	for s := range bs {
+		first = append(first, b.Prior[s*k*(n+1):(s*k+1)*(n+1)]...)
+	}
+	b.Prior = first
+	if g := mustForward(t, plain, b).Gate; len(g) != 0 {
+		t.Errorf("a policy without a gate reports %d gate weights", len(g))
 	}
 }
 

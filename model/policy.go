@@ -130,6 +130,9 @@ func BLAS() string { return nn.BLASName() }
 type Output struct {
 	LogP   []float64 // B*(N+1) log-probabilities, Pending last; masked ones are about -1e9
 	Values []float64 // B state values
+	// Gate holds, with Config.Gate = K, the B*K weights the gate gives the
+	// K priors (sample s's at s*K); empty without a gate.
+	Gate []float64
 }
 
 // Forward computes the log-probabilities of every action and the values of
@@ -141,6 +144,7 @@ func (p *Policy) Forward(b *Batch, out *Output) error {
 	k := b.N + 1
 	out.LogP = nn.Grow(out.LogP, b.B*k)
 	out.Values = nn.Grow(out.Values, b.B)
+	out.Gate = nn.Grow(out.Gate, b.B*p.cfg.Gate)
 	p.allow = nn.Grow(p.allow, b.B*k)
 	allowed(p.allow, b)
 
@@ -191,10 +195,20 @@ func (p *Policy) forwardChunk(b *Batch, out *Output, c, chunks int) {
 	// b was validated; a chunk's slices have matching lengths by construction.
 	_ = w.lay.Set(w.sub.B, w.sub.N, w.sub.NodeValid, w.sub.Domain)
 	allow, logp, values := p.allow[s0*k:s1*k], out.LogP[s0*k:s1*k], out.Values[s0:s1]
+	gate := out.Gate[s0*p.cfg.Gate : s1*p.cfg.Gate]
 	if p.cfg.Float64 {
 		hostForward(p, w, &w.h64, allow, logp, values)
+		copyGate(gate, w.h64.dec.GateWeights())
 	} else {
 		hostForward(p, w, &w.h32, allow, logp, values)
+		copyGate(gate, w.h32.dec.GateWeights())
+	}
+}
+
+// copyGate copies a chunk's gate weights into out's share of them.
+func copyGate[T nn.Float](dst []float64, src []T) {
+	for i := range dst {
+		dst[i] = float64(src[i])
 	}
 }
 
@@ -218,6 +232,9 @@ type ActResult struct {
 	Actions []int     // in [0, N]; N is Pending
 	LogP    []float64 // log-probability of the chosen action
 	Values  []float64 // state value
+	// Gate is Output.Gate: with Config.Gate = K, sample s's K gate weights
+	// at s*K; empty without a gate.
+	Gate []float64
 }
 
 // Act picks one action per sample of b: sampled from the policy with rng,
@@ -234,6 +251,7 @@ func (p *Policy) Act(b *Batch, greedy bool, rng *rand.Rand, out *ActResult) erro
 	out.Actions = nn.Grow(out.Actions, b.B)
 	out.LogP = nn.Grow(out.LogP, b.B)
 	out.Values = nn.Grow(out.Values, b.B)
+	out.Gate = append(out.Gate[:0], p.fwd.Gate...)
 	k := b.N + 1
 	for s := range b.B {
 		lp := p.fwd.LogP[s*k : (s+1)*k]

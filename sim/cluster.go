@@ -109,6 +109,13 @@ type Scheduler interface {
 	Schedule(c *Cluster, p *Pod) int
 }
 
+// StatsReporter is a Scheduler that reports statistics of its own
+// decisions, such as a learned gate's mean weights; Run stores them in
+// Result.SchedulerStats at the end of the replay.
+type StatsReporter interface {
+	Stats() map[string]float64
+}
+
 // Cluster is the read-only view of the simulator that schedulers get.
 type Cluster struct {
 	nodes    []Node

@@ -543,5 +543,8 @@ func Run(ctx context.Context, w *Workload, cfg Config, s Scheduler) (*Result, er
 	}
 	r := e.Result()
 	r.Scheduler = s.Name()
+	if sr, ok := s.(StatsReporter); ok {
+		r.SchedulerStats = sr.Stats()
+	}
 	return r, nil
 }

@@ -144,6 +144,9 @@ type Result struct {
 	FragExpCPU       float64 `json:"frag_exp_cpu"`
 	FragExpMem       float64 `json:"frag_exp_mem"`
 	SimulatedSeconds float64 `json:"simulated_seconds"`
+	// SchedulerStats is what the scheduler reported of its own decisions
+	// (StatsReporter); absent for the heuristics.
+	SchedulerStats map[string]float64 `json:"scheduler_stats,omitempty"`
 	// Samples are the samples the summary uses: those taken at or after
 	// Config.WarmUp (Engine.Samples has them all).
 	Samples []Sample `json:"-"`

@@ -68,6 +68,8 @@ type SuiteTable struct {
 type SuiteReport struct {
 	BestSingle string
 	Tables     []SuiteTable
+	// Gate is the learned policy's gate weights, nil when it has no gate.
+	Gate *GateWeights
 }
 
 // collapse is the no-collapse margin: a cell collapses when a
@@ -249,6 +251,7 @@ func SummariseSuite(obs []SuiteObs) SuiteReport {
 		}
 		rep.Tables = append(rep.Tables, t)
 	}
+	rep.Gate = summariseGate(obs)
 	return rep
 }
 
@@ -284,6 +287,9 @@ func WriteSuite(w io.Writer, rep SuiteReport) error {
 			fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s |\n", fmtCount(ln.Total), fmtNum(ln.Ratio, 3), fmtDiff(ln.Diff, ln.Scheduler == rep.BestSingle),
 				collapseText(ln), fmtNum(ln.P95, 0), fmtDiff(ln.P95Diff, ln.Scheduler == "kube-default"))
 		}
+	}
+	if rep.Gate != nil {
+		writeGate(&b, rep.Gate)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -187,6 +187,11 @@ type Workspace[T nn.Float] struct {
 	gate                        []T // B x K gate logits, then weights
 }
 
+// GateWeights returns the gate's B x K weights (each row sums to 1) of the
+// last Forward with Config.Gate = K, nil without a gate. The slice is the
+// workspace's own: the next Forward overwrites it.
+func (ws *Workspace[T]) GateWeights() []T { return ws.gate }
+
 // Forward runs the decoder on the host. h is the (B*N) x H node embedding,
 // p the B x H pod embedding, mask the B x (N+1) allowed actions (Pending
 // last) and prior, when not empty, B x (N+1) log-prior terms added to the
@@ -214,6 +219,7 @@ func Forward[T nn.Float](d *Decoder, ws *Workspace[T], l *nn.Layout, h, p []T, m
 	}
 	nn.Gemm(b, hd, hd, ws.q, nn.Data[T](d.Key.Value), ws.qk, false)
 	nn.RowDot(l, ws.ns, h, ws.qk, hd)
+	ws.gate = ws.gate[:0]
 	if d.Gate != nil {
 		k := d.cfg.Gate
 		ws.gate = nn.Grow(ws.gate, b*k)

@@ -66,6 +66,12 @@ type Config struct {
 	// episode, ties kept by the earlier checkpoint): the count that the
 	// suite's tables read, where the reward also weighs waiting.
 	Select string `yaml:"select" json:"select,omitempty"`
+	// EvalStart also evaluates the policy before its first update (after
+	// bc_steps' cloning, when set), so that best.ckpt starts as the
+	// untrained policy and is replaced only by an evaluation that scores
+	// better: with zero_init, training then never selects a policy below
+	// its prior on the validation score. Needs eval_freq.
+	EvalStart bool `yaml:"eval_start" json:"eval_start,omitempty"`
 	// Hidden and Rounds are the policy's embedding width and message-passing
 	// rounds.
 	Hidden int `yaml:"hidden" json:"hidden"`
@@ -196,6 +202,8 @@ func (c *Config) Validate() error {
 		return bad("target_kl", c.TargetKL, "must be 0 (off) or positive")
 	case c.EvalFreq < 0:
 		return bad("eval_freq", c.EvalFreq, "must not be negative")
+	case c.EvalStart && c.EvalFreq == 0:
+		return bad("eval_start", c.EvalStart, "needs eval_freq > 0 (it is the first of the validation runs)")
 	case c.Select != "" && c.Select != SelectReward && c.Select != SelectUnschedulable:
 		return bad("select", c.Select, fmt.Sprintf("must be %q or %q", SelectReward, SelectUnschedulable))
 	case c.EvalEpisodes < 0 || (c.EvalFreq > 0 && c.EvalEpisodes == 0):

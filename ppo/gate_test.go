@@ -2,10 +2,12 @@ package ppo
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/kubesim/kubesim/agent"
@@ -83,5 +85,77 @@ func TestSelectValidate(t *testing.T) {
 		if err := c.Validate(); err != nil {
 			t.Errorf("ppo.select %q: %v", s, err)
 		}
+	}
+}
+
+// ppo.eval_start evaluates the untrained policy before the first update:
+// a run of two rollouts evaluates twice, the first figure is the untrained
+// policy's (the priors' mean, with a fresh gate and a zero correction) on
+// the same episodes, and best.ckpt is the better of the two; without
+// eval_freq it is refused.
+func TestEvalStart(t *testing.T) {
+	ec := env.DefaultConfig()
+	ec.MinNodes, ec.MaxNodes = 3, 5
+	ec.Workload.PodsPerNode = 30
+	ec.MaxSteps = 128
+	ec.Prior = env.Prior{Heuristics: []string{"tetris", "kube-default-nospread"}, Scale: 20, Pending: -10, Normalize: env.Range}
+	cfg := smallConfig(512)
+	cfg.Prior, cfg.ZeroInit = true, true
+	cfg.EvalFreq, cfg.EvalEpisodes = 512, 3
+	cfg.EvalStart = true
+	dir := t.TempDir()
+	tr, err := New(cfg, ec, nil, nil, Options{Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := filepath.Join(t.TempDir(), "start.ckpt")
+	ecJSON, err := json.Marshal(ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]string{agent.MetaEnv: string(ecJSON)}
+	if err := tr.Policy().Save(start, meta); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := tr.Train(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := ReadProgress(filepath.Join(dir, ProgressFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, ok := prog.Column("eval/mean_reward")
+	rew := slices.DeleteFunc(slices.Clone(col), math.IsNaN) // rows without an evaluation
+	if !ok || len(rew) != 2 || math.IsNaN(col[0]) {
+		t.Fatalf("eval/mean_reward %v, want 2 evaluations (the start and step 512)", col)
+	}
+	if sum.BestEvalScore != slices.Max(rew) {
+		t.Errorf("best score %v; evaluations %v", sum.BestEvalScore, rew)
+	}
+	evalOf := func(path string) agent.EvalResult {
+		pol, ecl, err := agent.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := agent.Evaluate(context.Background(), pol, ecl, nil, 3, agent.EvalSeed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	s := evalOf(start)
+	if s.MeanReward != rew[0] {
+		t.Errorf("the untrained policy's reward %v; the first evaluation recorded %v", s.MeanReward, rew[0])
+	}
+	if b := evalOf(filepath.Join(dir, BestCheckpoint)); b.MeanReward != slices.Max(rew) {
+		t.Errorf("best.ckpt's reward %v; want the better evaluation's %v (of %v)", b.MeanReward, slices.Max(rew), rew)
+	}
+	if rew[0] == rew[1] {
+		t.Error("the update did not change the evaluation: the test cannot tell the start from the trained policy")
+	}
+	cfg.EvalFreq = 0
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "eval_start") {
+		t.Errorf("eval_start without eval_freq: %v; want an error naming eval_start", err)
 	}
 }

@@ -1,7 +1,6 @@
 package ppo
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -336,6 +335,15 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 		}
 	}
 
+	if fresh && cfg.EvalStart {
+		if err := t.evaluate(ctx, logger); err != nil {
+			return Summary{}, err
+		}
+		if err := logger.Dump(t.steps); err != nil {
+			return Summary{}, err
+		}
+	}
+
 	for t.upd < cfg.Updates {
 		updStart := time.Now()
 		lr := cfg.LearningRateAt(t.upd)
@@ -472,32 +480,8 @@ func (t *Trainer) Train(ctx context.Context) (Summary, error) {
 
 		// 5. Evaluation on the validation episodes; best.ckpt when it improves.
 		if cfg.EvalFreq > 0 && (t.steps/cfg.EvalFreq) > ((t.steps-int64(R))/cfg.EvalFreq) {
-			ev, err := agent.Evaluate(ctx, t.pol, t.envCfg, t.val, cfg.EvalEpisodes, agent.EvalSeed)
-			if err != nil && ctx.Err() == nil {
+			if err := t.evaluate(ctx, logger); err != nil {
 				return Summary{}, err
-			}
-			if err == nil && t.envCfg.Prior.Heuristic != "" && t.priorEval == nil {
-				// the prior heuristic acting greedily, on the same episodes, once
-				pe, perr := agent.EvaluateActor(ctx, t.envCfg, t.val, cfg.EvalEpisodes, agent.EvalSeed, TeacherAction)
-				if perr != nil && ctx.Err() == nil {
-					return Summary{}, perr
-				}
-				if perr == nil {
-					t.priorEval = &pe
-				}
-			}
-			if err == nil {
-				recordEval(logger, ev)
-				if t.priorEval != nil {
-					recordPrior(logger, *t.priorEval)
-				}
-				if sc := cfg.selectScore(ev); sc > t.best {
-					t.best = sc
-					if err := t.save(filepath.Join(t.opts.Out, BestCheckpoint)); err != nil {
-						return Summary{}, err
-					}
-					slog.Info("new best policy", "step", t.steps, "eval_reward", ev.MeanReward, "eval_unschedulable", ev.Unschedulable, "select", cmp.Or(cfg.Select, SelectReward))
-				}
 			}
 		}
 		if err := logger.Dump(t.steps); err != nil {

@@ -119,7 +119,7 @@ func writeGate(b *strings.Builder, g *GateWeights) {
 		}
 		cells := "all"
 		if r.Column != (SuiteColumn{}) {
-			cells = fmt.Sprintf("%s n=%d", shortGroup(r.Column.Group), r.Column.Nodes)
+			cells = strings.TrimSpace(fmt.Sprintf("%s n=%d", shortGroup(r.Column.Group), r.Column.Nodes))
 		}
 		fmt.Fprintf(b, "| %s | %s | %.0f |", regime, cells, r.Decisions)
 		for _, w := range r.Weights {

@@ -47,8 +47,8 @@ func saveGPU(t *testing.T, cfg model.Config, meta map[string]string) string {
 
 // TestEvaluateGPUZeroCorrection loads a fresh GPU policy whose learned
 // correction is zero (ZeroInit) over FGD's prior: greedy, it takes the
-// lowest-indexed node of the highest prior, so its run equals the
-// environment driven by that rule, bit for bit.
+// node of the highest prior, so its run equals the environment driven by
+// that rule, and FGD's own run, bit for bit.
 func TestEvaluateGPUZeroCorrection(t *testing.T) {
 	w := smallOpenb(t)
 	ec := env.DefaultGPUConfig()
@@ -89,6 +89,20 @@ func TestEvaluateGPUZeroCorrection(t *testing.T) {
 			t.Fatal(err)
 		}
 		want = info.Result
+	}
+	// and that is FGD's own run: the prior breaks ties by rank as FGD does
+	s, err := sched.NewGPU(sched.NameFGD, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fgd, err := sim.RunGPU(w, s, sim.GPURunConfig{Inflate: 1.3, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range fgd.AllocCurve {
+		if math.Float64bits(got.AllocCurve[k]) != math.Float64bits(fgd.AllocCurve[k]) {
+			t.Fatalf("alloc curve at %d: %v; FGD's %v", k, got.AllocCurve[k], fgd.AllocCurve[k])
+		}
 	}
 	if got.Scheduler != "ppo" || got.Placed != want.Placed || got.Pods != want.Pods || len(got.AllocCurve) != sim.CurvePoints {
 		t.Fatalf("policy: %s placed %d of %d; the prior's argmax: %d of %d", got.Scheduler, got.Placed, got.Pods, want.Placed, want.Pods)

@@ -33,8 +33,11 @@ type GPUConfig struct {
 	Select string `yaml:"select" json:"select"`
 	// Prior, when set, names the GPU policy whose scores give Obs.Prior:
 	// for a feasible node, Scale*(s_i/max_s - 1) (max_s the best feasible
-	// score; every feasible node 0 when max_s is 0), 0 elsewhere, and
-	// PriorPending for the Pending action.
+	// score; 0 when max_s is 0) minus Scale/200 x (rank_i - r_0)/N (the
+	// tie-break by sim.GPUCluster.Rank, r_0 the lowest rank among the best
+	// nodes, smaller than any difference of scores), 0 elsewhere, and
+	// PriorPending for the Pending action. The node the policy's Schedule
+	// picks then has prior exactly 0 and every other node less.
 	Prior        string  `yaml:"prior" json:"prior"`
 	PriorScale   float64 `yaml:"prior_scale" json:"prior_scale"`
 	PriorPending float64 `yaml:"prior_pending" json:"prior_pending"`

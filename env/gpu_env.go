@@ -187,12 +187,25 @@ func (e *GPUEnv) observe() {
 	for _, v := range s {
 		hi = max(hi, v)
 	}
+	// ties go to the node of lowest rank, as in the policy's Schedule: a
+	// feasible node loses tie*(rank - r0) more, r0 the lowest rank among
+	// the best nodes, which keeps exactly 0 and stays first; the term is
+	// smaller than the gap between two scores (scale/hi >= scale/100)
+	tie := e.cfg.PriorScale / 200 / float64(n)
+	r0 := int32(n)
+	for i, v := range s {
+		if v >= 0 && v == hi {
+			r0 = min(r0, e.c.Rank[i])
+		}
+	}
 	for i, v := range s {
 		switch {
-		case v < 0 || hi <= 0:
+		case v < 0:
 			pr[i] = 0
+		case hi <= 0:
+			pr[i] = -tie * float64(e.c.Rank[i]-r0)
 		default:
-			pr[i] = max(e.cfg.PriorScale*(float64(v)/float64(hi)-1), -e.cfg.PriorScale)
+			pr[i] = max(e.cfg.PriorScale*(float64(v)/float64(hi)-1), -e.cfg.PriorScale) - tie*float64(e.c.Rank[i]-r0)
 		}
 	}
 	pr[n] = e.cfg.PriorPending

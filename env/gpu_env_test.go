@@ -69,9 +69,14 @@ func TestGPUEnvReproducesFGD(t *testing.T) {
 	var alloc float64
 	for steps := 0; got == nil; steps++ {
 		a := e.Best()
-		// the prior's best nodes are FGD's: prior 0 exactly at the best score
+		// FGD's node has prior 0, every other node less (ties broken by rank)
 		if a < obs.N && obs.Prior[a] != 0 {
 			t.Fatalf("step %d: FGD's node %d has prior %v; want 0", steps, a, obs.Prior[a])
+		}
+		for i := range obs.N {
+			if a < obs.N && i != a && obs.Mask[i] && obs.Prior[i] >= obs.Prior[a] {
+				t.Fatalf("step %d: node %d has prior %v, FGD's node %d %v", steps, i, obs.Prior[i], a, obs.Prior[a])
+			}
 		}
 		var r float64
 		var info GPUInfo

@@ -104,9 +104,12 @@ func TestEvalOpenb(t *testing.T) {
 	if fgd.Scheduler != "fgd" || ppo.Scheduler != "ppo" || len(ppo.Alloc) != 131 || ppo.Pods != fgd.Pods {
 		t.Fatalf("rows %q (%d pods) and %q (%d pods, %d points); want fgd and ppo on the same arrivals, 131 points", fgd.Scheduler, fgd.Pods, ppo.Scheduler, ppo.Pods, len(ppo.Alloc))
 	}
-	// at 50% arrived every pod fits: both allocate all of it
-	if ppo.Alloc[50] == nil || fgd.Alloc[50] == nil || *ppo.Alloc[50] != *fgd.Alloc[50] {
-		t.Errorf("allocation at 50%%: ppo %v, fgd %v; want equal", ppo.Alloc[50], fgd.Alloc[50])
+	// a zero correction over FGD's prior (ties by rank) is FGD: the same
+	// curve (docs/gpu.md: also at 1.3x, bit for bit)
+	for k := range ppo.Alloc {
+		if (ppo.Alloc[k] == nil) != (fgd.Alloc[k] == nil) || ppo.Alloc[k] != nil && *ppo.Alloc[k] != *fgd.Alloc[k] {
+			t.Fatalf("allocation at %d%%: ppo %v, fgd %v; want equal", k, ppo.Alloc[k], fgd.Alloc[k])
+		}
 	}
 	cpu := filepath.Join(dir, "cpu.ckpt")
 	cp, err := model.New(model.Config{NodeFeatures: env.NodeFeatures, PodFeatures: env.PodFeatures, Hidden: 8})

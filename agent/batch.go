@@ -29,6 +29,17 @@ func PaddedN(n int) int {
 // priors for a gate (env.Prior.Heuristics); otherwise b.Prior is empty. b's slices are reused when
 // large enough.
 func Fill(b *model.Batch, obs []env.Obs) {
+	fill(b, obs, env.NodeFeatures, env.PodFeatures)
+}
+
+// FillGPU is Fill for observations of a GPUEnv (env.GPUNodeFeatures node
+// and env.GPUPodFeatures pod features).
+func FillGPU(b *model.Batch, obs []env.Obs) {
+	fill(b, obs, env.GPUNodeFeatures, env.GPUPodFeatures)
+}
+
+// fill is Fill for observations of d node and p pod features.
+func fill(b *model.Batch, obs []env.Obs, d, p int) {
 	maxN, prior := 1, false
 	for i := range obs {
 		maxN = max(maxN, obs[i].N)
@@ -36,7 +47,6 @@ func Fill(b *model.Batch, obs []env.Obs) {
 	}
 	n := PaddedN(maxN)
 	b.B, b.N = len(obs), n
-	const d, p = env.NodeFeatures, env.PodFeatures
 	b.Nodes = grow(b.Nodes, b.B*n*d)
 	b.NodeValid = grow(b.NodeValid, b.B*n)
 	b.Pod = grow(b.Pod, b.B*p)

@@ -288,71 +288,17 @@ func RunGPUOrder(w *GPUWorkload, base *GPUCluster, s GPUScheduler, order []int32
 	return runGPU(w, &c, s, order)
 }
 
-const curveBins = 256 // arrived % bins recorded (beyond: ignored)
-
 func runGPU(w *GPUWorkload, c *GPUCluster, s GPUScheduler, order []int32) (GPUResult, error) {
-	capMilli := w.GPUCapacity() * GPUMilli
-	res := GPUResult{Scheduler: s.Name(), Pods: len(order), GPUs: w.GPUCapacity()}
-	if capMilli == 0 {
-		return res, fmt.Errorf("gpu run %s: the cluster has no GPU", w.Name)
+	st, err := NewGPUStep(w, c, s.Name(), order)
+	if err != nil {
+		return GPUResult{Scheduler: s.Name(), Pods: len(order), GPUs: w.GPUCapacity()}, err
 	}
-	nodeFrag := make([]float64, len(c.Nodes))
-	var fragSum float64
-	var free int64
-	for i := range c.Nodes {
-		nodeFrag[i] = GPUFrag(c.Nodes[i].CPUFree(), &c.Nodes[i].GPU, c.Types)
-		fragSum += nodeFrag[i]
-		free += c.Nodes[i].GPU.TotalFree()
-	}
-	var allocSum, fragBin [curveBins]float64
-	var cnt [curveBins]int32
-	var arrived int64
-	pct := 100 / float64(capMilli)
-	for _, k := range order {
-		p := &w.Pods[k]
-		arrived += p.GPU.Total()
-		ni, m := s.Schedule(c, int(k), p)
-		if ni < 0 {
-			res.Failed++
-		} else {
-			before := c.Nodes[ni].GPU.TotalFree()
-			if !c.Place(ni, p, m) {
-				return res, fmt.Errorf("gpu run %s: scheduler %s put pod %s on node %d (GPUs %08b), where it does not fit", w.Name, s.Name(), p.Name, ni, m)
-			}
-			res.Placed++
-			n := &c.Nodes[ni]
-			free -= before - n.GPU.TotalFree()
-			f := GPUFrag(n.CPUFree(), &n.GPU, c.Types)
-			fragSum += f - nodeFrag[ni]
-			nodeFrag[ni] = f
-		}
-		bin := math.RoundToEven(float64(arrived) * pct)
-		if bin < curveBins {
-			b := int(bin)
-			allocSum[b] += float64(capMilli-free) * pct
-			fragBin[b] += fragSum * pct
-			cnt[b]++
+	for !st.Done() {
+		k, p := st.Pod()
+		ni, m := s.Schedule(c, k, p)
+		if err := st.Decide(ni, m); err != nil {
+			return st.Result(), err
 		}
 	}
-	res.ArrivedPct = float64(arrived) * pct
-	res.AllocPct = float64(capMilli-free) * pct
-	res.AllocCurve = make(Curve, CurvePoints)
-	res.FragCurve = make(Curve, CurvePoints)
-	for k := range CurvePoints {
-		var a, f float64
-		var n int32
-		if cnt[k] > 0 {
-			a, f, n = allocSum[k], fragBin[k], cnt[k]
-		} else {
-			for j := max(k-1, 0); j <= k+1; j++ {
-				a, f, n = a+allocSum[j], f+fragBin[j], n+cnt[j]
-			}
-		}
-		if n == 0 {
-			res.AllocCurve[k], res.FragCurve[k] = math.NaN(), math.NaN()
-			continue
-		}
-		res.AllocCurve[k], res.FragCurve[k] = a/float64(n), f/float64(n)
-	}
-	return res, nil
+	return st.Result(), nil
 }

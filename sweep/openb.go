@@ -45,6 +45,10 @@ type OpenbSpec struct {
 	// results (analysis_allo_discrete.csv, analysis_frag_discrete.csv),
 	// relative to the file's folder; the summary then compares with it.
 	Expected string `yaml:"expected"`
+	// Bound adds the row "bound": per pod list and seed, an upper bound on
+	// the GPU allocation any placement reaches (sim.GPUBoundCurve) on the
+	// run's arrival order, and the summary's Headroom table.
+	Bound bool `yaml:"bound,omitempty"`
 
 	dir string // the file's folder
 }
@@ -143,7 +147,7 @@ type OpenbOptions struct {
 
 // OpenbResult is what RunOpenb did.
 type OpenbResult struct {
-	Runs    []OpenbRun // by pod list, seed, scheduler (the spec's orders)
+	Runs    []OpenbRun // by pod list, seed, scheduler (the spec's orders), then the bound when the spec asks for it
 	Elapsed time.Duration
 }
 
@@ -174,7 +178,11 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 		}
 	}
 	nS, nSeeds := len(s.Schedulers), len(s.Seeds)
-	runs := make([]OpenbRun, len(ws)*nSeeds*nS)
+	stride := nS // runs per cell: the schedulers, then the bound
+	if s.Bound {
+		stride++
+	}
+	runs := make([]OpenbRun, len(ws)*nSeeds*stride)
 	jobs := max(opts.Jobs, 1)
 	err := parallel(ctx, jobs, len(ws)*nSeeds, func(cell int) error {
 		w, seed := ws[cell/nSeeds], s.Seeds[cell%nSeeds]
@@ -189,7 +197,14 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 			if err != nil {
 				return err
 			}
-			runs[cell*nS+k] = OpenbRun{PodList: s.PodLists[cell/nSeeds], Seed: seed, GPUResult: r}
+			runs[cell*stride+k] = OpenbRun{PodList: s.PodLists[cell/nSeeds], Seed: seed, GPUResult: r}
+		}
+		if s.Bound {
+			b, err := boundRun(w, order)
+			if err != nil {
+				return fmt.Errorf("pod list %s, seed %d: %w", s.PodLists[cell/nSeeds], seed, err)
+			}
+			runs[cell*stride+nS] = OpenbRun{PodList: s.PodLists[cell/nSeeds], Seed: seed, GPUResult: b}
 		}
 		return ctx.Err()
 	})

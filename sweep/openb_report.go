@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
@@ -150,6 +151,9 @@ func writeCurvesCSV(w io.Writer, runs []OpenbRun) error {
 			name string
 			v    sim.Curve
 		}{{"gpu_alloc", r.AllocCurve}, {"gpu_frag", r.FragCurve}} {
+			if r.Scheduler == BoundName && c.name == "gpu_frag" {
+				continue // the bound is on allocation only
+			}
 			row := []string{r.PodList, r.Scheduler, strconv.FormatUint(r.Seed, 10), c.name}
 			for _, x := range c.v {
 				if math.IsNaN(x) {
@@ -206,7 +210,7 @@ func OpenbSummary(s *OpenbSpec, runs []OpenbRun, exp *Expected) string {
 		} else {
 			b.WriteString("| scheduler | alloc @100% | alloc @130% | frag @100% | frag @130% |\n|---|---|---|---|---|\n")
 		}
-		for _, name := range s.Schedulers {
+		for _, name := range openbRows(s) {
 			k := [2]string{p, name}
 			a100, a130 := MeanCI(at(alloc[k], 100)), MeanCI(at(alloc[k], 130))
 			f100, f130 := MeanCI(at(frag[k], 100)), MeanCI(at(frag[k], 130))
@@ -221,6 +225,7 @@ func OpenbSummary(s *OpenbSpec, runs []OpenbRun, exp *Expected) string {
 				openbCI(f100), openbPub(pf100), openbCI(f130), openbPub(pf130))
 		}
 	}
+	writeHeadroom(&b, s, alloc)
 	if exp == nil {
 		return b.String()
 	}
@@ -322,8 +327,11 @@ func plotOpenb(dir string, s *OpenbSpec, runs []OpenbRun, exp *Expected) error {
 			if m.key == "gpu_alloc" {
 				pl.X.Label.Text += ", from 70%"
 			}
-			for i, name := range s.Schedulers {
+			for i, name := range openbRows(s) {
 				c := palette[i%len(palette)]
+				if name == BoundName {
+					c = color.RGBA{A: 0xff} // black
+				}
 				for dashed, cs := range [][]sim.Curve{m.ours[[2]string{p, name}], m.pub[[2]string{p, name}]} {
 					if len(cs) == 0 {
 						continue

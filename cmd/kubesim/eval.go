@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kubesim/kubesim/agent"
+	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/sim"
 	"github.com/kubesim/kubesim/sweep"
 )
@@ -19,11 +20,22 @@ func newEvalCmd() *cobra.Command {
 		Long: `Replay one workload under the heuristics and under the learned policy of a checkpoint
 (greedy, masked by kube-scheduler's filters, exactly like a heuristic) and print the same table or JSON
 lines as replay, with the policy as the row "ppo". The workload flags are replay's: --nodes is
-the cluster size with and without --trace.` + exitStatuses,
+the cluster size with and without --trace.
+
+With --trace of a converted openb GPU trace and the checkpoint of a GPU policy (agent.LoadGPU; a
+CPU/memory checkpoint is refused, naming the feature widths), it runs FGD's experiment as replay
+does (--inflate, --seed) and adds the policy's run on the same arrivals as the row "ppo", with the
+same gpu_alloc_curve and gpu_frag_curve under --json.` + exitStatuses,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if checkpoint == "" {
 				return usagef("--checkpoint is required")
+			}
+			if f.trace != "" && dataset.IsOpenb(f.trace) {
+				return runEvalGPU(cmd.Context(), cmd, f, checkpoint)
+			}
+			if cmd.Flags().Changed("inflate") {
+				return usagef("--inflate applies with an openb --trace only")
 			}
 			names, err := schedulerNames(f.scheduler)
 			if err != nil {
@@ -60,6 +72,7 @@ the cluster size with and without --trace.` + exitStatuses,
 	fl.StringVar(&f.scheduler, "scheduler", "all", "heuristics to compare with: a name, or all")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per scheduler, one per line")
 	fl.StringVar(&f.samples, "samples", "", "also write every scheduler's and the policy's metric time series to this CSV file")
+	fl.Float64Var(&f.inflate, "inflate", 1.3, "with an openb --trace: arrived GPU demand as a multiple of the GPU capacity (0: the pod list as it is)")
 	f.register(fl)
 	noticesToStderr(cmd)
 	return cmd

@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/sched"
+	"github.com/kubesim/kubesim/sim"
 	"github.com/kubesim/kubesim/sweep"
 )
 
@@ -56,22 +58,32 @@ func runOpenbSweeps(cmd *cobra.Command, files []string, out string, jobs int, sh
 	return true, nil
 }
 
-// runReplayGPU is replay on an openb trace: flags map to sweep.ReplayGPU.
-func runReplayGPU(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
+// gpuSchedulerNames checks the flags of replay or eval on an openb trace
+// and returns the GPU schedulers --scheduler names.
+func gpuSchedulerNames(cmd *cobra.Command, f replayFlags) ([]string, error) {
 	for _, name := range append(append([]string{"nodes", "autoscale", "max-nodes", "samples"}, traceOnly...), syntheticOnly...) {
 		if cmd.Flags().Changed(name) {
-			return usagef("--%s does not apply to an openb trace", name)
+			return nil, usagef("--%s does not apply to an openb trace", name)
 		}
 	}
 	if f.inflate < 0 || f.inflate > 10 || math.IsNaN(f.inflate) {
-		return usagef("--inflate %g: want 0 (none) to 10", f.inflate)
+		return nil, usagef("--inflate %g: want 0 (none) to 10", f.inflate)
 	}
 	names := sched.GPUNames()
 	if f.scheduler != "all" {
 		if _, err := sched.NewGPU(f.scheduler, 0); err != nil {
-			return usageError{err}
+			return nil, usageError{err}
 		}
 		names = []string{f.scheduler}
+	}
+	return names, nil
+}
+
+// runReplayGPU is replay on an openb trace: flags map to sweep.ReplayGPU.
+func runReplayGPU(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
+	names, err := gpuSchedulerNames(cmd, f)
+	if err != nil {
+		return err
 	}
 	w, err := dataset.LoadOpenb(f.trace)
 	if err != nil {
@@ -81,6 +93,39 @@ func runReplayGPU(ctx context.Context, cmd *cobra.Command, f replayFlags) error 
 	if err != nil {
 		return err
 	}
+	return printGPUResults(cmd, w, f, res)
+}
+
+// runEvalGPU is eval on an openb trace: the heuristics as replay runs them
+// and the GPU policy of the checkpoint (agent.EvaluateGPU) on the same
+// arrivals, as the row "ppo".
+func runEvalGPU(ctx context.Context, cmd *cobra.Command, f replayFlags, checkpoint string) error {
+	names, err := gpuSchedulerNames(cmd, f)
+	if err != nil {
+		return err
+	}
+	pol, ec, err := agent.LoadGPU(checkpoint)
+	if err != nil {
+		return err
+	}
+	w, err := dataset.LoadOpenb(f.trace)
+	if err != nil {
+		return err
+	}
+	res, err := sweep.ReplayGPU(ctx, w, names, f.inflate, f.seed, runtime.NumCPU())
+	if err != nil {
+		return err
+	}
+	r, err := agent.EvaluateGPU(ctx, pol, ec, w, f.inflate, f.seed, "ppo")
+	if err != nil {
+		return err
+	}
+	return printGPUResults(cmd, w, f, append(res, r))
+}
+
+// printGPUResults prints replay's or eval's results on an openb trace: JSON
+// lines with --json, else a table.
+func printGPUResults(cmd *cobra.Command, w *sim.GPUWorkload, f replayFlags, res []sim.GPUResult) error {
 	out := cmd.OutOrStdout()
 	if f.json {
 		return sweep.WriteGPUJSONLines(out, res)

@@ -5,6 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubesim/kubesim/agent"
+	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/model"
+	"github.com/kubesim/kubesim/sched"
 )
 
 // TestReplayOpenb converts the openb default trace kept in testdata and
@@ -50,5 +55,72 @@ func TestReplayOpenb(t *testing.T) {
 		if code, _, _ := runCLI(t, bad...); code != 2 {
 			t.Errorf("%v: exit %d; want 2", bad, code)
 		}
+	}
+}
+
+// TestEvalOpenb evaluates a fresh GPU policy whose correction is zero over
+// FGD's prior on the openb default trace: eval prints the fgd row and the
+// ppo row, each with 131-point curves; a CPU/memory checkpoint is refused
+// with the feature widths.
+func TestEvalOpenb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a policy's run on 1,213 nodes")
+	}
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "openb")
+	if code, _, stderr := runCLI(t, "convert", "--in", "../../dataset/testdata/openb/default", "--out", trace); code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, stderr)
+	}
+	ec := env.DefaultGPUConfig()
+	ec.Prior, ec.PriorScale = sched.NameFGD, 5
+	data, _ := json.Marshal(ec)
+	ckpt := filepath.Join(dir, "gpu.ckpt")
+	pol, err := model.New(model.Config{NodeFeatures: env.GPUNodeFeatures, PodFeatures: env.GPUPodFeatures, Hidden: 8, Rounds: 1, Prior: true, ZeroInit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pol.Save(ckpt, map[string]string{agent.MetaGPUEnv: string(data)}); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "eval", "--checkpoint", ckpt, "--trace", trace, "--scheduler", "fgd", "--inflate", "0.5", "--seed", "42", "--json")
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines; want fgd and ppo", len(lines))
+	}
+	var fgd, ppo struct {
+		Scheduler string     `json:"scheduler"`
+		Pods      int        `json:"pods"`
+		Alloc     []*float64 `json:"gpu_alloc_curve"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &fgd); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &ppo); err != nil {
+		t.Fatal(err)
+	}
+	if fgd.Scheduler != "fgd" || ppo.Scheduler != "ppo" || len(ppo.Alloc) != 131 || ppo.Pods != fgd.Pods {
+		t.Fatalf("rows %q (%d pods) and %q (%d pods, %d points); want fgd and ppo on the same arrivals, 131 points", fgd.Scheduler, fgd.Pods, ppo.Scheduler, ppo.Pods, len(ppo.Alloc))
+	}
+	// a zero correction over FGD's prior (ties by rank) is FGD: the same
+	// curve (docs/gpu.md: also at 1.3x, bit for bit)
+	for k := range ppo.Alloc {
+		if (ppo.Alloc[k] == nil) != (fgd.Alloc[k] == nil) || ppo.Alloc[k] != nil && *ppo.Alloc[k] != *fgd.Alloc[k] {
+			t.Fatalf("allocation at %d%%: ppo %v, fgd %v; want equal", k, ppo.Alloc[k], fgd.Alloc[k])
+		}
+	}
+	cpu := filepath.Join(dir, "cpu.ckpt")
+	cp, err := model.New(model.Config{NodeFeatures: env.NodeFeatures, PodFeatures: env.PodFeatures, Hidden: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Save(cpu, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI(t, "eval", "--checkpoint", cpu, "--trace", trace, "--scheduler", "fgd", "--seed", "42")
+	if code == 0 || !strings.Contains(stderr, "CPU/memory policy") || !strings.Contains(stderr, "17 and 16") {
+		t.Errorf("eval of a CPU/memory checkpoint on an openb trace: exit %d, %q; want an error naming the widths", code, stderr)
 	}
 }

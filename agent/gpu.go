@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/model"
+	"github.com/kubesim/kubesim/sim"
+)
+
+// MetaGPUEnv is the checkpoint metadata key under which a GPU policy's
+// environment configuration (env.GPUConfig, JSON) is stored: its presence
+// makes the checkpoint a GPU policy's.
+const MetaGPUEnv = "env/gpu_config"
+
+// LoadGPU reads a GPU policy's checkpoint: the policy, which must read the
+// GPU environment's observations (env.GPUNodeFeatures node and
+// env.GPUPodFeatures pod features), and the GPU environment configuration
+// it was trained with. A CPU/memory checkpoint is an error that names the
+// feature widths.
+func LoadGPU(path string) (*model.Policy, env.GPUConfig, error) {
+	pol, err := model.Load(path)
+	if err != nil {
+		return nil, env.GPUConfig{}, fmt.Errorf("loading %s: %w", path, err)
+	}
+	c := pol.Config()
+	if c.NodeFeatures != env.GPUNodeFeatures || c.PodFeatures != env.GPUPodFeatures {
+		kind := "not a GPU policy"
+		if c.NodeFeatures == env.NodeFeatures && c.PodFeatures == env.PodFeatures {
+			kind = "a CPU/memory policy"
+		}
+		return nil, env.GPUConfig{}, fmt.Errorf("loading %s: the policy reads %d node and %d pod features (%s); a GPU policy reads %d and %d (per-GPU free milli, model fit, fragmentation)",
+			path, c.NodeFeatures, c.PodFeatures, kind, env.GPUNodeFeatures, env.GPUPodFeatures)
+	}
+	cfg := env.DefaultGPUConfig()
+	s, ok := pol.Meta()[MetaGPUEnv]
+	if !ok {
+		return nil, env.GPUConfig{}, fmt.Errorf("loading %s: no %s metadata: the GPU environment the policy was trained with is unknown", path, MetaGPUEnv)
+	}
+	if err := json.Unmarshal([]byte(s), &cfg); err != nil {
+		return nil, env.GPUConfig{}, fmt.Errorf("loading %s: bad %s metadata: %w", path, MetaGPUEnv, err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, env.GPUConfig{}, fmt.Errorf("loading %s: %s metadata: %w", path, MetaGPUEnv, err)
+	}
+	return pol, cfg, nil
+}
+
+// GPUActor runs a GPU policy greedily in a GPUEnv.
+type GPUActor struct {
+	pol *model.Policy
+	b   model.Batch
+	act model.ActResult
+	obs [1]env.Obs
+}
+
+// NewGPUActor wraps pol (a GPU policy: LoadGPU).
+func NewGPUActor(pol *model.Policy) *GPUActor { return &GPUActor{pol: pol} }
+
+// Act returns the policy's greedy action for obs (a GPUEnv observation):
+// a node index or obs.N (Pending, the pod fails).
+func (a *GPUActor) Act(obs *env.Obs) (int, error) {
+	a.obs[0] = *obs
+	FillGPU(&a.b, a.obs[:])
+	if err := a.pol.Act(&a.b, true, nil, &a.act); err != nil {
+		return 0, err
+	}
+	return ToEnv(a.act.Actions[0], obs.N, a.b.N), nil
+}
+
+// EvaluateGPU runs the policy greedily on w's whole cluster, the arrivals
+// of sim.GPUArrivals(w, inflate, seed) (those every heuristic of
+// sweep.ReplayGPU replays with the same seed), in a GPUEnv of cfg (the
+// checkpoint's: its prior and GPU selection), and returns the run's result
+// under the name name.
+func EvaluateGPU(ctx context.Context, pol *model.Policy, cfg env.GPUConfig, w *sim.GPUWorkload, inflate float64, seed uint64, name string) (sim.GPUResult, error) {
+	cfg.Inflate, cfg.MinNodes, cfg.MaxNodes = inflate, 0, 0
+	e, err := env.NewGPUEnv(cfg, w)
+	if err != nil {
+		return sim.GPUResult{}, err
+	}
+	obs, err := e.Reset(seed)
+	if err != nil {
+		return sim.GPUResult{}, err
+	}
+	actor := NewGPUActor(pol)
+	for steps := 0; ; steps++ {
+		if steps%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return sim.GPUResult{}, err
+			}
+		}
+		a, err := actor.Act(obs)
+		if err != nil {
+			return sim.GPUResult{}, fmt.Errorf("gpu policy on %s, step %d: %w", w.Name, steps, err)
+		}
+		next, _, done, info, err := e.Step(a)
+		if err != nil {
+			return sim.GPUResult{}, err
+		}
+		if done {
+			res := *info.Result
+			res.Scheduler = name
+			return res, nil
+		}
+		obs = next
+	}
+}

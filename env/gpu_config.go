@@ -1,0 +1,89 @@
+package env
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/kubesim/kubesim/sched"
+)
+
+// GPUConfig configures a GPUEnv (FGD's experiment on an openb workload,
+// one step per pod). YAML keys as tagged; the zero value of a field takes
+// the default of DefaultGPUConfig only through that function.
+type GPUConfig struct {
+	// Inflate is the arrived GPU demand as a multiple of the (sub)cluster's
+	// GPU capacity (sim.GPUArrivals; the artifact's 1.3). 0 keeps the pod
+	// list as it is.
+	Inflate float64 `yaml:"inflate" json:"inflate"`
+	// MinNodes and MaxNodes, when MaxNodes > 0, make each episode a
+	// subcluster: n nodes drawn uniformly in [MinNodes, MaxNodes], then n
+	// of the workload's GPU nodes without replacement; the pod list is
+	// inflated (or thinned) to Inflate x the subcluster's capacity. 0 and
+	// 0: the whole cluster.
+	MinNodes int `yaml:"min_nodes" json:"min_nodes"`
+	MaxNodes int `yaml:"max_nodes" json:"max_nodes"`
+	// FailPenalty is subtracted from the reward when the policy fails a pod
+	// (the Pending action, or a node the pod does not fit) that some node
+	// could take; in GPUs, the reward's unit.
+	FailPenalty float64 `yaml:"fail_penalty" json:"fail_penalty"`
+	// Select names the GPU policy (sched.GPUNames) whose GPU selection
+	// picks the devices on the node the policy chose (fgd: the devices FGD
+	// would take there).
+	Select string `yaml:"select" json:"select"`
+	// Prior, when set, names the GPU policy whose scores give Obs.Prior:
+	// for a feasible node, Scale*(s_i/max_s - 1) (max_s the best feasible
+	// score; 0 when max_s is 0) minus Scale/200 x (rank_i - r_0)/N (the
+	// tie-break by sim.GPUCluster.Rank, r_0 the lowest rank among the best
+	// nodes, smaller than any difference of scores), 0 elsewhere, and
+	// PriorPending for the Pending action. The node the policy's Schedule
+	// picks then has prior exactly 0 and every other node less.
+	Prior        string  `yaml:"prior" json:"prior"`
+	PriorScale   float64 `yaml:"prior_scale" json:"prior_scale"`
+	PriorPending float64 `yaml:"prior_pending" json:"prior_pending"`
+}
+
+// DefaultGPUConfig is FGD's experiment on the whole cluster with FGD's GPU
+// selection, a fail penalty of 1 GPU and no prior.
+func DefaultGPUConfig() GPUConfig {
+	return GPUConfig{Inflate: 1.3, FailPenalty: 1, Select: sched.NameFGD}
+}
+
+// Validate reports the first impossible value, naming its YAML key; errors
+// wrap ErrConfig.
+func (c *GPUConfig) Validate() error {
+	bad := func(key string, v any, why string) error {
+		return fmt.Errorf("%w: %s = %v: %s", ErrConfig, key, v, why)
+	}
+	names := strings.Join(sched.GPUNames(), ", ")
+	switch {
+	case !(c.Inflate >= 0 && c.Inflate <= 10):
+		return bad("inflate", c.Inflate, "want 0 (none) to 10")
+	case c.MinNodes < 0:
+		return bad("min_nodes", c.MinNodes, "must be >= 0")
+	case c.MaxNodes < 0:
+		return bad("max_nodes", c.MaxNodes, "must be >= 0 (0: the whole cluster)")
+	case c.MaxNodes > 0 && (c.MinNodes < 1 || c.MinNodes > c.MaxNodes):
+		return bad("min_nodes", c.MinNodes, fmt.Sprintf("want 1..max_nodes (%d) for a subcluster", c.MaxNodes))
+	case c.MaxNodes == 0 && c.MinNodes != 0:
+		return bad("max_nodes", 0, "must be set with min_nodes")
+	case !(c.FailPenalty >= 0) || math.IsInf(c.FailPenalty, 0):
+		return bad("fail_penalty", c.FailPenalty, "must be a finite number >= 0")
+	case c.Prior == "" && (c.PriorScale != 0 || c.PriorPending != 0):
+		return bad("prior", `""`, "must name a GPU policy when prior_scale or prior_pending is set")
+	case math.IsNaN(c.PriorPending) || math.IsInf(c.PriorPending, 0):
+		return bad("prior_pending", c.PriorPending, "must be a finite number")
+	}
+	if _, err := sched.NewGPU(c.Select, 0); err != nil {
+		return bad("select", c.Select, "must be one of "+names)
+	}
+	if c.Prior != "" {
+		if _, err := sched.NewGPU(c.Prior, 0); err != nil {
+			return bad("prior", c.Prior, "must be one of "+names)
+		}
+		if !(c.PriorScale > 0) || math.IsInf(c.PriorScale, 0) {
+			return bad("prior_scale", c.PriorScale, "must be a finite positive number with a prior")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package sweep
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/kubesim/kubesim/sched"
+	"github.com/kubesim/kubesim/sim"
+)
+
+// BoundName is the row of the upper bound on GPU allocation in an openb
+// experiment's outputs (OpenbSpec.Bound).
+const BoundName = "bound"
+
+// boundRun is the bound's row of one (pod list, seed) cell: its allocation
+// curve is sim.GPUBoundCurve on the cell's arrival order; it has no
+// fragmentation curve (NaN), and its counts are those of the arrivals.
+func boundRun(w *sim.GPUWorkload, order []int32) (sim.GPUResult, error) {
+	c, err := sim.GPUBoundCurve(w, order, sim.GPUBoundOptions{})
+	if err != nil {
+		return sim.GPUResult{}, err
+	}
+	frag := make(sim.Curve, sim.CurvePoints)
+	for k := range frag {
+		frag[k] = math.NaN()
+	}
+	var arrived int64
+	for _, k := range order {
+		arrived += w.Pods[k].GPU.Total()
+	}
+	capMilli := w.GPUCapacity() * sim.GPUMilli
+	return sim.GPUResult{Scheduler: BoundName, Pods: len(order), GPUs: w.GPUCapacity(),
+		ArrivedPct: float64(arrived) * 100 / float64(capMilli), AllocPct: c[sim.CurvePoints-1],
+		AllocCurve: c, FragCurve: frag}, nil
+}
+
+// openbRows is the rows of the summary's tables: the spec's schedulers,
+// then the bound when the spec asks for it.
+func openbRows(s *OpenbSpec) []string {
+	if !s.Bound {
+		return s.Schedulers
+	}
+	return append(append([]string(nil), s.Schedulers...), BoundName)
+}
+
+// writeHeadroom writes the Headroom table: per pod list, FGD's GPU
+// allocation and the bound's at 100% and 130% arrived (means over seeds),
+// the distance between them, the allocation that leaves 20% fewer GPUs
+// unallocated than FGD (100 - 0.8 x (100 - FGD)) and whether the bound
+// allows it, and the allocation that closes half of FGD's distance to the
+// bound. Nothing when the spec has no bound or no fgd.
+func writeHeadroom(b *strings.Builder, s *OpenbSpec, alloc map[[2]string][]sim.Curve) {
+	if !s.Bound || !slices.Contains(s.Schedulers, sched.NameFGD) {
+		return
+	}
+	b.WriteString("\n## Headroom: FGD against the bound\n\n")
+	b.WriteString("GPU allocation in % of the GPUs, mean over seeds. `bound`: no placement of the same arrivals allocates more " +
+		"(sim.GPUBoundCurve); `gap`: bound minus FGD; `20% target`: the allocation that leaves 20% fewer GPUs unallocated " +
+		"than FGD, 100 - 0.8 x (100 - FGD), `possible` whether the bound allows it; `half gap`: FGD plus half its gap.\n\n")
+	b.WriteString("| pod list | fgd @100% | bound @100% | gap | 20% target | possible | half gap | fgd @130% | bound @130% | gap @130% | 20% target @130% | possible @130% |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, p := range s.PodLists {
+		fmt.Fprintf(b, "| %s |", p)
+		for i, k := range []int{100, 130} {
+			f := MeanCI(at(alloc[[2]string{p, sched.NameFGD}], k)).Mean
+			u := MeanCI(at(alloc[[2]string{p, BoundName}], k)).Mean
+			target := 100 - 0.8*(100-f)
+			possible := "no"
+			if u >= target {
+				possible = "yes"
+			}
+			fmt.Fprintf(b, " %.2f | %.2f | %.2f | %.2f | %s |", f, u, u-f, target, possible)
+			if i == 0 {
+				fmt.Fprintf(b, " %.2f |", f+(u-f)/2)
+			}
+		}
+		b.WriteString("\n")
+	}
+}

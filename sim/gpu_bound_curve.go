@@ -49,7 +49,12 @@ func GPUBound(w *GPUWorkload, pods []int32) (float64, error) {
 		}
 	}
 	capMilli = w.GPUCapacity() * GPUMilli
-	return math.Min(math.Min(float64(demand), float64(capMilli)), b.bound(n, true, gpuBoundIters)*GPUMilli), nil
+	pb := newPinnedBound(b)
+	for t, c := range n {
+		pb.add(t, c*b.shapes[t].g*GPUMilli)
+	}
+	v := math.Min(math.Min(float64(demand), float64(capMilli)), float64(demand)-pb.excess())
+	return math.Min(v, b.bound(n, true, gpuBoundIters)*GPUMilli), nil
 }
 
 // GPUBoundCurve returns the upper bound on the allocation curve of every
@@ -76,8 +81,10 @@ func GPUBoundCurve(w *GPUWorkload, order []int32, opts GPUBoundOptions) (Curve, 
 	// the records: arrived demand (binning) and placeable demand (a cap)
 	nrec := len(order)
 	bins := make([]int, nrec)
-	cum := make([]float64, nrec) // placeable demand, capped by the capacity
-	dem := make([]float64, nrec) // placeable demand
+	cum := make([]float64, nrec)    // placeable demand, capped by the capacity
+	dem := make([]float64, nrec)    // placeable demand
+	pinned := make([]float64, nrec) // placeable demand minus the pinned excess (pinnedBound)
+	pb := newPinnedBound(b)
 	var arrived, placeable int64
 	for i, k := range order {
 		if k < 0 || int(k) >= len(w.Pods) {
@@ -85,9 +92,11 @@ func GPUBoundCurve(w *GPUWorkload, order []int32, opts GPUBoundOptions) (Curve, 
 		}
 		p := &w.Pods[k]
 		arrived += p.GPU.Total()
-		if b.shapeOf[k] >= 0 {
+		if s := b.shapeOf[k]; s >= 0 {
 			placeable += p.GPU.Total()
+			pb.add(int(s), float64(p.GPU.Total()))
 		}
+		pinned[i] = float64(placeable) - pb.excess()
 		dem[i] = float64(placeable)
 		cum[i] = math.Min(dem[i], float64(capMilli))
 		bins[i] = int(math.RoundToEven(float64(arrived) * pct))
@@ -132,7 +141,7 @@ func GPUBoundCurve(w *GPUWorkload, order []int32, opts GPUBoundOptions) (Curve, 
 		start = pi
 	}
 	if start < 0 {
-		return binRecords(rec, bins, pct), nil
+		return binRecords(withPinned(rec, pinned), bins, pct), nil
 	}
 	counts(points[start])
 	upto := points[start]
@@ -162,7 +171,18 @@ func GPUBoundCurve(w *GPUWorkload, order []int32, opts GPUBoundOptions) (Curve, 
 			break // every earlier record: its demand
 		}
 	}
-	return binRecords(rec, bins, pct), nil
+	return binRecords(withPinned(rec, pinned), bins, pct), nil
+}
+
+// withPinned caps each record's bound by the counting bound of every
+// record at or after it (OPT grows with the prefix) and returns rec.
+func withPinned(rec, pinned []float64) []float64 {
+	s := math.Inf(1)
+	for i := len(rec) - 1; i >= 0; i-- {
+		s = math.Min(s, pinned[i])
+		rec[i] = math.Min(rec[i], s)
+	}
+	return rec
 }
 
 // probeStride is the step of GPUBoundCurve's probes over the points where

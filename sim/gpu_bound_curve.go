@@ -8,8 +8,9 @@ import (
 // Curves of the bound (gpu_bound.go). OPT is monotone in the prefix, so a bound at the end of a prefix
 // bounds every shorter one: GPUBoundCurve evaluates L at a few points per
 // arrived-% bin and gives each record of RunGPU's binning the smallest bound
-// at or after it (capped by its placeable demand), then bins the records as
-// RunGPU does. Every scheduler's allocation curve on the same arrival order
+// at or after it (capped by its placeable demand, and by the counting bound
+// of pods that name GPU models, pinnedBound, at or after it), then bins the
+// records as RunGPU does. Every scheduler's allocation curve on the same arrival order
 // lies at or below it, record by record and so bin by bin.
 
 // GPUBoundOptions tunes GPUBoundCurve; the zero value takes the defaults.

@@ -8,8 +8,9 @@ import (
 // Curves of the bound (gpu_bound.go). OPT is monotone in the prefix, so a bound at the end of a prefix
 // bounds every shorter one: GPUBoundCurve evaluates L at a few points per
 // arrived-% bin and gives each record of RunGPU's binning the smallest bound
-// at or after it (capped by its placeable demand), then bins the records as
-// RunGPU does. Every scheduler's allocation curve on the same arrival order
+// at or after it (capped by its placeable demand, and by the counting bound
+// of pods that name GPU models, pinnedBound, at or after it), then bins the
+// records as RunGPU does. Every scheduler's allocation curve on the same arrival order
 // lies at or below it, record by record and so bin by bin.
 
 // GPUBoundOptions tunes GPUBoundCurve; the zero value takes the defaults.
@@ -49,7 +50,12 @@ func GPUBound(w *GPUWorkload, pods []int32) (float64, error) {
 		}
 	}
 	capMilli = w.GPUCapacity() * GPUMilli
-	return math.Min(math.Min(float64(demand), float64(capMilli)), b.bound(n, true, gpuBoundIters)*GPUMilli), nil
+	pb := newPinnedBound(b)
+	for t, c := range n {
+		pb.add(t, c*b.shapes[t].g*GPUMilli)
+	}
+	v := math.Min(math.Min(float64(demand), float64(capMilli)), float64(demand)-pb.excess())
+	return math.Min(v, b.bound(n, true, gpuBoundIters)*GPUMilli), nil
 }
 
 // GPUBoundCurve returns the upper bound on the allocation curve of every
@@ -76,8 +82,10 @@ func GPUBoundCurve(w *GPUWorkload, order []int32, opts GPUBoundOptions) (Curve, 
 	// the records: arrived demand (binning) and placeable demand (a cap)
 	nrec := len(order)
 	bins := make([]int, nrec)
-	cum := make([]float64, nrec) // placeable demand, capped by the capacity
-	dem := make([]float64, nrec) // placeable demand
+	cum := make([]float64, nrec)    // placeable demand, capped by the capacity
+	dem := make([]float64, nrec)    // placeable demand
+	pinned := make([]float64, nrec) // placeable demand minus the pinned excess (pinnedBound)
+	pb := newPinnedBound(b)
 	var arrived, placeable int64
 	for i, k := range order {
 		if k < 0 || int(k) >= len(w.Pods) {
@@ -85,9 +93,11 @@ func GPUBoundCurve(w *GPUWorkload, order []int32, opts GPUBoundOptions) (Curve, 
 		}
 		p := &w.Pods[k]
 		arrived += p.GPU.Total()
-		if b.shapeOf[k] >= 0 {
+		if s := b.shapeOf[k]; s >= 0 {
 			placeable += p.GPU.Total()
+			pb.add(int(s), float64(p.GPU.Total()))
 		}
+		pinned[i] = float64(placeable) - pb.excess()
 		dem[i] = float64(placeable)
 		cum[i] = math.Min(dem[i], float64(capMilli))
 		bins[i] = int(math.RoundToEven(float64(arrived) * pct))
@@ -132,7 +142,7 @@ func GPUBoundCurve(w *GPUWorkload, order []int32, opts GPUBoundOptions) (Curve, 
 		start = pi
 	}
 	if start < 0 {
-		return binRecords(rec, bins, pct), nil
+		return binRecords(withPinned(rec, pinned), bins, pct), nil
 	}
 	counts(points[start])
 	upto := points[start]
@@ -162,7 +172,18 @@ func GPUBoundCurve(w *GPUWorkload, order []int32, opts GPUBoundOptions) (Curve, 
 			break // every earlier record: its demand
 		}
 	}
-	return binRecords(rec, bins, pct), nil
+	return binRecords(withPinned(rec, pinned), bins, pct), nil
+}
+
+// withPinned caps each record's bound by the counting bound of every
+// record at or after it (OPT grows with the prefix) and returns rec.
+func withPinned(rec, pinned []float64) []float64 {
+	s := math.Inf(1)
+	for i := len(rec) - 1; i >= 0; i-- {
+		s = math.Min(s, pinned[i])
+		rec[i] = math.Min(rec[i], s)
+	}
+	return rec
 }
 
 // probeStride is the step of GPUBoundCurve's probes over the points where

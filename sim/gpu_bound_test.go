@@ -32,6 +32,10 @@ func whole(k int8) GPUPodSpec {
 	return GPUPodSpec{CPU: 1000, Mem: 1000, GPU: GPURequest{Count: k, Milli: GPUMilli}}
 }
 
+func pinA() GPUPodSpec {
+	return GPUPodSpec{CPU: 1, Mem: 1, GPU: GPURequest{Count: 1, Milli: GPUMilli, Models: 1 << 0}}
+}
+
 func TestGPUBoundHand(t *testing.T) {
 	big := int64(1 << 20)
 	tests := []struct {
@@ -64,6 +68,11 @@ func TestGPUBoundHand(t *testing.T) {
 		// a 1-GPU pod fills the third
 		{"whole packing", oneNode(big, big, 3, whole(2), whole(2), whole(1)), 3000, 3000},
 		{"whole pairs", oneNode(big, big, 3, whole(2), whole(2)), 2000, 2000},
+		// three whole GPUs pinned to model A, one A GPU and one B GPU: one
+		// of them (the counting bound: their eligible class has 1,000 milli)
+		{"pinned excess", &GPUWorkload{Name: "pinned", Models: []string{"A", "B"},
+			Nodes: []GPUNodeSpec{{Name: "a", CPU: big, Mem: big, GPUs: 1, Model: 0}, {Name: "b", CPU: big, Mem: big, GPUs: 1, Model: 1}},
+			Pods: []GPUPodSpec{pinA(), pinA(), pinA(), share(300)}}, 1300, 1300},
 		// CPU-only pods take no GPU and are left out
 		{"cpu only", oneNode(big, big, 1, GPUPodSpec{CPU: 5}, share(400)), 400, 400},
 	}

@@ -24,6 +24,15 @@ func TestShippedExperiments(t *testing.T) {
 			}
 			continue
 		}
+		if data, err := os.ReadFile(f); err == nil && IsGPUTrainSpec(data) {
+			s, err := ReadGPUTrainSpec(f)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+			} else if s.Name+".yaml" != filepath.Base(f) {
+				t.Errorf("%s: name %q; the shipped files are named after their experiment (results/NAME)", f, s.Name)
+			}
+			continue
+		}
 		s, err := ReadSpec(f)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)

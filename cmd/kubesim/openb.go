@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/dataset"
+	"github.com/kubesim/kubesim/ppo"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 	"github.com/kubesim/kubesim/sweep"
@@ -132,4 +133,41 @@ func printGPUResults(cmd *cobra.Command, w *sim.GPUWorkload, f replayFlags, res 
 	}
 	fmt.Fprintf(out, "workload %s: %d pods, %d nodes, %d GPUs; inflated to %.2fx, seed %d\n", w.Name, len(w.Pods), len(w.Nodes), w.GPUCapacity(), f.inflate, f.seed)
 	return sweep.WriteGPUTable(out, res)
+}
+
+// runTrainGPU is train with a gpu-train file: ppo.TrainGPU on the file's
+// openb workload.
+func runTrainGPU(cmd *cobra.Command, config, out, resume string, steps int64, force bool) error {
+	spec, err := sweep.ReadGPUTrainSpec(config)
+	if err != nil {
+		return usageError{err}
+	}
+	if steps != 0 {
+		if steps < 0 {
+			return usagef("--steps %d: must be positive", steps)
+		}
+		spec.PPO.TotalTimesteps = steps
+		if err := spec.PPO.Validate(); err != nil {
+			return usageError{err}
+		}
+	}
+	if resume == "" && !force {
+		if _, err := os.Stat(filepath.Join(out, "progress.csv")); err == nil {
+			return usagef("%s holds a run: continue it with --resume %s, or replace it with --force", out, filepath.Join(out, ppo.LastCheckpoint))
+		}
+	}
+	w, err := spec.Workload()
+	if err != nil {
+		return err
+	}
+	sum, err := ppo.TrainGPU(cmd.Context(), spec.PPO, spec.Env, w, spec.Options(out, resume))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "gpu training %s: %d steps, %d updates in %s; best validation allocation at 100%% %.2f (%s: %.2f); outputs in %s\n",
+		spec.Name, sum.Steps, sum.Updates, sum.Elapsed.Round(1e9), sum.BestVal, spec.Env.Select, sum.SelectVal, out)
+	if sum.Interrupted {
+		return fmt.Errorf("training interrupted: %w (continue with --resume %s)", context.Canceled, filepath.Join(out, ppo.LastCheckpoint))
+	}
+	return nil
 }

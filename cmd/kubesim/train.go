@@ -33,11 +33,17 @@ learning_curve.png. Ctrl-C stops after saving last.ckpt; --resume continues from
 
 The run folder is locked while training writes it (a second training into it fails, naming the first
 one's pid). A folder with history (progress.csv, checkpoints) is continued with --resume or replaced
-with --force, never overwritten otherwise; nothing in it changes until the run has started.`,
+with --force, never overwritten otherwise; nothing in it changes until the run has started.
+
+A file with mode: gpu-train (experiments/gpu-policy.yaml, docs/gpu.md) trains a GPU policy on an openb
+workload instead (ppo.TrainGPU): progress.csv, validation.csv, last.ckpt and best.ckpt in the run folder.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if config == "" || out == "" {
 				return usagef("--config and --out are required")
+			}
+			if data, err := os.ReadFile(config); err == nil && sweep.IsGPUTrainSpec(data) {
+				return runTrainGPU(cmd, config, out, resume, steps, force)
 			}
 			spec, err := sweep.ReadSpec(config)
 			if err != nil {

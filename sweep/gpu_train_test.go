@@ -1,0 +1,32 @@
+package sweep
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseGPUTrainSpec(t *testing.T) {
+	ok := "name: g\nmode: gpu-train\ndir: x\nenv:\n  min_nodes: 50\n  max_nodes: 300\n  prior: fgd\n  prior_scale: 5\nppo:\n  prior: true\nvalidation:\n  seeds: [1001]\n"
+	s, err := ParseGPUTrainSpec([]byte(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PodList != "default" || s.Env.Inflate != 1.3 || s.Env.MaxNodes != 300 || !s.PPO.Prior || s.Validation.Inflate != 1.3 {
+		t.Errorf("spec %+v", s)
+	}
+	if !IsGPUTrainSpec([]byte(ok)) || IsGPUTrainSpec([]byte("name: g\n")) {
+		t.Error("IsGPUTrainSpec")
+	}
+	for _, bad := range []struct{ yaml, key string }{
+		{ok + "typo: 1\n", "typo"},
+		{strings.Replace(ok, "max_nodes: 300", "max_nodes: 10", 1), "min_nodes"},
+		{strings.Replace(ok, "seeds: [1001]", "seeds: []", 1), "validation.seeds"},
+		{strings.Replace(ok, "dir: x", "dir: \"\"", 1), "dir"},
+		{strings.Replace(ok, "prior: fgd", "prior: tetris", 1), "prior"},
+		{ok + "  bogus: 1\n", "bogus"},
+	} {
+		if _, err := ParseGPUTrainSpec([]byte(bad.yaml)); err == nil || !strings.Contains(err.Error(), bad.key) {
+			t.Errorf("%q: error %v; want it to name %s", bad.yaml, err, bad.key)
+		}
+	}
+}

@@ -14,20 +14,28 @@ import (
 	"github.com/kubesim/kubesim/env"
 )
 
+// gatedSetup is a small environment whose prior is a gate over tetris and
+// kube-default-nospread, and a trainer config of total steps with a zero
+// correction, evaluated every evalFreq steps on 3 episodes.
+func gatedSetup(total, evalFreq int64) (env.Config, Config) {
+	ec := env.DefaultConfig()
+	ec.MinNodes, ec.MaxNodes = 3, 5
+	ec.Workload.PodsPerNode = 30
+	ec.MaxSteps = 128
+	ec.Prior = env.Prior{Heuristics: []string{"tetris", "kube-default-nospread"}, Scale: 20, Pending: -10, Normalize: env.Range}
+	cfg := smallConfig(total)
+	cfg.Prior, cfg.ZeroInit = true, true
+	cfg.EvalFreq, cfg.EvalEpisodes = evalFreq, 3
+	return ec, cfg
+}
+
 // A gated prior (prior.heuristics) trains a policy whose gate mixes as
 // many priors, and its checkpoints keep the gate and the heuristics. With
 // ppo.select: unschedulable, best.ckpt is the first evaluation with the
 // fewest unschedulable pods, whatever its reward, and its score is minus
 // that count.
 func TestGatedTrainingSelectsOnUnschedulable(t *testing.T) {
-	ec := env.DefaultConfig()
-	ec.MinNodes, ec.MaxNodes = 3, 5
-	ec.Workload.PodsPerNode = 30
-	ec.MaxSteps = 128
-	ec.Prior = env.Prior{Heuristics: []string{"tetris", "kube-default-nospread"}, Scale: 20, Pending: -10, Normalize: env.Range}
-	cfg := smallConfig(1024)
-	cfg.Prior, cfg.ZeroInit = true, true
-	cfg.EvalFreq, cfg.EvalEpisodes = 256, 3
+	ec, cfg := gatedSetup(1024, 256)
 	cfg.Select = SelectUnschedulable
 	dir := t.TempDir()
 	tr, err := New(cfg, ec, nil, nil, Options{Out: dir})
@@ -94,14 +102,7 @@ func TestSelectValidate(t *testing.T) {
 // the same episodes, and best.ckpt is the better of the two; without
 // eval_freq it is refused.
 func TestEvalStart(t *testing.T) {
-	ec := env.DefaultConfig()
-	ec.MinNodes, ec.MaxNodes = 3, 5
-	ec.Workload.PodsPerNode = 30
-	ec.MaxSteps = 128
-	ec.Prior = env.Prior{Heuristics: []string{"tetris", "kube-default-nospread"}, Scale: 20, Pending: -10, Normalize: env.Range}
-	cfg := smallConfig(512)
-	cfg.Prior, cfg.ZeroInit = true, true
-	cfg.EvalFreq, cfg.EvalEpisodes = 512, 3
+	ec, cfg := gatedSetup(512, 512)
 	cfg.EvalStart = true
 	dir := t.TempDir()
 	tr, err := New(cfg, ec, nil, nil, Options{Out: dir})

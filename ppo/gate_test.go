@@ -29,6 +29,21 @@ func gatedSetup(total, evalFreq int64) (env.Config, Config) {
 	return ec, cfg
 }
 
+// trainProgress trains tr to the end and reads the progress.csv it wrote
+// in dir.
+func trainProgress(t *testing.T, tr *Trainer, dir string) (Summary, *ProgressTable) {
+	t.Helper()
+	sum, err := tr.Train(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := ReadProgress(filepath.Join(dir, ProgressFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, prog
+}
+
 // A gated prior (prior.heuristics) trains a policy whose gate mixes as
 // many priors, and its checkpoints keep the gate and the heuristics. With
 // ppo.select: unschedulable, best.ckpt is the first evaluation with the
@@ -45,14 +60,7 @@ func TestGatedTrainingSelectsOnUnschedulable(t *testing.T) {
 	if g := tr.Policy().Config().Gate; g != 2 {
 		t.Fatalf("policy gate %d, want 2 (two prior heuristics)", g)
 	}
-	sum, err := tr.Train(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := ReadProgress(filepath.Join(dir, ProgressFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, prog := trainProgress(t, tr, dir)
 	uns, ok := prog.Column("eval/unschedulable")
 	if !ok || len(uns) != 4 {
 		t.Fatalf("eval/unschedulable %v, want 4 evaluations", uns)
@@ -118,14 +126,7 @@ func TestEvalStart(t *testing.T) {
 	if err := tr.Policy().Save(start, meta); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := tr.Train(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, err := ReadProgress(filepath.Join(dir, ProgressFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum, prog := trainProgress(t, tr, dir)
 	col, ok := prog.Column("eval/mean_reward")
 	rew := slices.DeleteFunc(slices.Clone(col), math.IsNaN) // rows without an evaluation
 	if !ok || len(rew) != 2 || math.IsNaN(col[0]) {

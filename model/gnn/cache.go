@@ -1,7 +1,8 @@
 package gnn
 
 import (
-	"math"
+	"bytes"
+	"unsafe"
 
 	"github.com/kubesim/kubesim/model/internal/nn"
 )
@@ -85,28 +86,17 @@ func (c *rowCache[T]) update(e *Encoder, rows int, nodes []T) {
 }
 
 // sameBits reports whether a and b hold the same values bit for bit (so
-// that -0 differs from 0 and a NaN equals itself).
+// that -0 differs from 0 and a NaN equals itself): their bytes compared.
 func sameBits[T nn.Float](a, b []T) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	switch a := any(a).(type) {
-	case []float32:
-		b := any(b).([]float32)
-		for i, v := range a {
-			if math.Float32bits(v) != math.Float32bits(b[i]) {
-				return false
-			}
-		}
-	case []float64:
-		b := any(b).([]float64)
-		for i, v := range a {
-			if math.Float64bits(v) != math.Float64bits(b[i]) {
-				return false
-			}
-		}
+	if len(a) == 0 {
+		return true
 	}
-	return true
+	size := int(unsafe.Sizeof(a[0]))
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), len(a)*size),
+		unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), len(b)*size))
 }
 
 // CachedRows returns the rows the last Forward recomputed when the cache

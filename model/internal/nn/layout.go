@@ -187,7 +187,7 @@ func Combine[T Float](l *Layout, dst, self, nb []T, h int, relu bool) {
 		if s := l.Seg[r]; s >= 0 {
 			// d += 1*nb: the product by 1 is exact, so d is sf + nb as a
 			// plain loop gives it, through BLAS's vector kernel
-			axpy(1, nb[int(s)*h:int(s+1)*h][:len(d)], d)
+			axpy(1, nb[int(s)*h : int(s+1)*h][:len(d)], d)
 		}
 		if relu {
 			Relu(d)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/internal/openbtest"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/sched"
 )
@@ -16,7 +17,7 @@ import (
 // first layers each decision (the pass before the row cache), "rowcache"
 // is GPUActor's pass; compare their ns/op from the same run.
 func BenchmarkGPUDecision(b *testing.B) {
-	w := openbWorkload(b, 0)
+	w := openbtest.Default(b, 0)
 	ec := env.DefaultGPUConfig()
 	ec.Prior, ec.PriorScale, ec.PriorPending, ec.Inflate = sched.NameFGD, 50, -10, 1.3
 	for _, c := range []struct {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/internal/openbtest"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -17,26 +17,7 @@ import (
 
 // smallOpenb is the default pod list on the first 30 GPU nodes of the
 // openb node list.
-func smallOpenb(t *testing.T) *sim.GPUWorkload { return openbWorkload(t, 30) }
-
-// openbWorkload is the default pod list (dataset/testdata/openb/default) on
-// the first n GPU nodes of the openb node list (all 1,213 when n is 0).
-func openbWorkload(t testing.TB, n int) *sim.GPUWorkload {
-	t.Helper()
-	dir := filepath.Join("..", "dataset", "testdata", "openb", "default")
-	tr, err := dataset.ReadOpenbCSV(filepath.Join(dir, "openb_node_list_gpu_node.csv"), filepath.Join(dir, "openb_pod_list_default.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tr.Workload()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n > 0 {
-		w.Nodes = w.Nodes[:n]
-	}
-	return w
-}
+func smallOpenb(t *testing.T) *sim.GPUWorkload { return openbtest.Default(t, 30) }
 
 func saveGPU(t *testing.T, cfg model.Config, meta map[string]string) string {
 	t.Helper()
@@ -151,7 +132,7 @@ func TestLoadGPUErrors(t *testing.T) {
 // recomputing every row: the actions, every log-probability and the
 // curves must be the same bit for bit.
 func TestGPUActorRowCacheBitIdentical(t *testing.T) {
-	w := openbWorkload(t, 200)
+	w := openbtest.Default(t, 200)
 	run := func(cache bool) ([]int, []float64, sim.GPUResult) {
 		pol, ec, err := LoadGPU(filepath.Join("..", "results", "gpu-policy", "best.ckpt"))
 		if err != nil {

@@ -157,16 +157,16 @@ func runTrainGPU(cmd *cobra.Command, config, out, resume string, steps int64, fo
 			return usageError{err}
 		}
 	}
-	if resume == "" && !force {
-		if _, err := os.Stat(filepath.Join(out, "progress.csv")); err == nil {
-			return usagef("%s holds a run: continue it with --resume %s, or replace it with --force", out, filepath.Join(out, ppo.LastCheckpoint))
-		}
+	if force && resume != "" {
+		return usagef("--force and --resume: give one (--resume continues the run folder, --force replaces it)")
 	}
 	w, err := spec.Workload()
 	if err != nil {
 		return err
 	}
-	sum, err := ppo.TrainGPU(cmd.Context(), spec.PPO, spec.Env, w, spec.Options(out, resume))
+	opts := spec.Options(out, resume)
+	opts.Force = force
+	sum, err := ppo.TrainGPU(cmd.Context(), spec.PPO, spec.Env, w, opts)
 	if err != nil {
 		return err
 	}

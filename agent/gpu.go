@@ -56,8 +56,13 @@ type GPUActor struct {
 	obs [1]env.Obs
 }
 
-// NewGPUActor wraps pol (a GPU policy: LoadGPU).
-func NewGPUActor(pol *model.Policy) *GPUActor { return &GPUActor{pol: pol} }
+// NewGPUActor wraps pol (a GPU policy: LoadGPU) and turns on its row cache
+// (model.Policy.SetRowCache): successive decisions on one cluster differ in
+// a few nodes, and the cached pass gives the same actions bit for bit.
+func NewGPUActor(pol *model.Policy) *GPUActor {
+	pol.SetRowCache(true)
+	return &GPUActor{pol: pol}
+}
 
 // Act returns the policy's greedy action for obs (a GPUEnv observation):
 // a node index or obs.N (Pending, the pod fails).

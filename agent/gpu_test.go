@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/internal/openbtest"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -17,20 +17,7 @@ import (
 
 // smallOpenb is the default pod list on the first 30 GPU nodes of the
 // openb node list.
-func smallOpenb(t *testing.T) *sim.GPUWorkload {
-	t.Helper()
-	dir := filepath.Join("..", "dataset", "testdata", "openb", "default")
-	tr, err := dataset.ReadOpenbCSV(filepath.Join(dir, "openb_node_list_gpu_node.csv"), filepath.Join(dir, "openb_pod_list_default.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tr.Workload()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Nodes = w.Nodes[:30]
-	return w
-}
+func smallOpenb(t *testing.T) *sim.GPUWorkload { return openbtest.Default(t, 30) }
 
 func saveGPU(t *testing.T, cfg model.Config, meta map[string]string) string {
 	t.Helper()
@@ -137,4 +124,67 @@ func TestLoadGPUErrors(t *testing.T) {
 	if _, _, err := LoadGPU(bad); err == nil || !strings.Contains(err.Error(), "select") {
 		t.Errorf("LoadGPU with a bad config = %v; want it to name select", err)
 	}
+}
+
+// TestGPUActorRowCacheBitIdentical runs the trained policy of
+// results/gpu-policy (best.ckpt) greedily on 200 nodes of the default pod
+// list at 1.3x, once with the model's row cache (GPUActor's pass) and once
+// recomputing every row: the actions, every log-probability and the
+// curves must be the same bit for bit.
+func TestGPUActorRowCacheBitIdentical(t *testing.T) {
+	w := openbtest.Default(t, 200)
+	run := func(cache bool) ([]int, []float64, sim.GPUResult) {
+		pol, ec, err := LoadGPU(filepath.Join("..", "results", "gpu-policy", "best.ckpt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ec.Inflate, ec.MinNodes, ec.MaxNodes = 1.3, 0, 0 // the whole cluster, as EvaluateGPU
+		e, err := env.NewGPUEnv(ec, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs, err := e.Reset(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := NewGPUActor(pol)
+		pol.SetRowCache(cache)
+		var acts []int
+		var logp []float64
+		for {
+			act, err := a.Act(obs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			acts = append(acts, act)
+			logp = append(logp, a.act.LogP[0])
+			next, _, done, info, err := e.Step(act)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done {
+				return acts, logp, *info.Result
+			}
+			obs = next
+		}
+	}
+	wantA, wantL, want := run(false)
+	gotA, gotL, got := run(true)
+	if len(gotA) != len(wantA) {
+		t.Fatalf("%d decisions with the cache, %d without", len(gotA), len(wantA))
+	}
+	for i := range wantA {
+		if gotA[i] != wantA[i] || math.Float64bits(gotL[i]) != math.Float64bits(wantL[i]) {
+			t.Fatalf("decision %d: node %d (log p %v) with the cache, %d (%v) without", i, gotA[i], gotL[i], wantA[i], wantL[i])
+		}
+	}
+	for k := range want.AllocCurve {
+		if math.Float64bits(got.AllocCurve[k]) != math.Float64bits(want.AllocCurve[k]) || math.Float64bits(got.FragCurve[k]) != math.Float64bits(want.FragCurve[k]) {
+			t.Fatalf("curves at %d: alloc %v frag %v with the cache, %v %v without", k, got.AllocCurve[k], got.FragCurve[k], want.AllocCurve[k], want.FragCurve[k])
+		}
+	}
+	if want.Placed == 0 || want.Failed == 0 {
+		t.Fatalf("placed %d, failed %d: want a run under pressure", want.Placed, want.Failed)
+	}
+	t.Logf("%d decisions, %d placed, %d failed, identical", len(wantA), want.Placed, want.Failed)
 }

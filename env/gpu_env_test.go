@@ -4,30 +4,17 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/kubesim/kubesim/dataset"
+	"github.com/kubesim/kubesim/internal/openbtest"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 )
 
 // openbDefault is the default pod list on the 1,213 GPU nodes (testdata).
-func openbDefault(t testing.TB) *sim.GPUWorkload {
-	t.Helper()
-	dir := filepath.Join("..", "dataset", "testdata", "openb", "default")
-	tr, err := dataset.ReadOpenbCSV(filepath.Join(dir, "openb_node_list_gpu_node.csv"), filepath.Join(dir, "openb_pod_list_default.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tr.Workload()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
+func openbDefault(t testing.TB) *sim.GPUWorkload { return openbtest.Default(t, 0) }
 
 func curveBits(c sim.Curve) []uint64 {
 	v := make([]uint64, len(c))

@@ -25,9 +25,10 @@ type Policy struct {
 	params []*nn.Param
 
 	// host forward pass: one worker per chunk of samples
-	workers []*worker
-	allow   []bool
-	fwd     Output
+	workers  []*worker
+	allow    []bool
+	fwd      Output
+	rowCache bool // SetRowCache
 
 	// training
 	scratch nn.Layout // the batch's layout, to pick its graph
@@ -122,6 +123,17 @@ func (p *Policy) NumParams() int {
 	}
 	return n
 }
+
+// SetRowCache makes the host forward pass (Forward, Act) keep the node
+// rows of the first layers between calls and recompute only the rows whose
+// input changed (gnn.Workspace.SetCache): the same output bit for bit,
+// faster when successive batches differ in few nodes, as when one policy
+// decides pod after pod on one large cluster (agent.GPUActor). It applies
+// only with gonum's BLAS, whose products accumulate each element in the
+// same order whatever rows they cover; with OpenBLAS it stays off. The
+// cache checks the weights it was computed with, so training between calls
+// is safe. TrainStep does not use it.
+func (p *Policy) SetRowCache(on bool) { p.rowCache = on && nn.BLASName() == "gonum" }
 
 // BLAS names the BLAS the build uses: "gonum" (pure Go) or "openblas".
 func BLAS() string { return nn.BLASName() }
@@ -223,6 +235,7 @@ func hostForward[T nn.Float](p *Policy, w *worker, st *hostState[T], allow []boo
 	st.pod = nn.Grow(st.pod, b.B*(pf+1))
 	fillNodes(st.nodes, b, d)
 	fillPod(st.pod, b, pf)
+	st.enc.SetCache(p.rowCache)
 	h, pe := gnn.Forward(p.enc, &st.enc, &w.lay, st.nodes, st.pod)
 	pointer.Forward(p.dec, &st.dec, &w.lay, h, pe, allow, b.Prior, logp, values)
 }

@@ -6,16 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/internal/atomicdir"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -28,7 +31,14 @@ type GPUOptions struct {
 	Out string
 	// Resume continues from a last.ckpt of this run: weights, Adam's
 	// moments, the step and update counts and the best validation score.
+	// The environments start new episodes (seeds drawn from the run's seed
+	// and the update count), so a resumed run continues the counts and the
+	// learning-rate schedule, not the exact trajectory of an uninterrupted
+	// one (as Trainer's resume).
 	Resume string
+	// Force lets a fresh run (no Resume) overwrite a run folder that has
+	// history (progress.csv, checkpoints); without it that is ErrRunExists.
+	Force bool
 	// ValSeeds are the validation episodes: the training workload on its
 	// whole cluster, arrivals of these seeds (sim.GPUArrivals), inflated
 	// to ValInflate; best.ckpt is the policy of the highest mean GPU
@@ -89,8 +99,25 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 	case !(opts.ValInflate >= 0 && opts.ValInflate <= 10):
 		return sum, fmt.Errorf("%w: validation inflate %v: want 0 to 10", ErrConfig, opts.ValInflate)
 	}
+	// the run folder: locked for this run (a second run into it fails
+	// naming the first one's pid); one with history is only continued
+	// (Resume) or, with Force, overwritten
+	lock, err := atomicdir.Lock(opts.Out)
+	if err != nil {
+		return sum, fmt.Errorf("run folder: %w", err)
+	}
+	defer lock.Unlock()
+	if opts.Resume == "" && !opts.Force {
+		if h := runHistory(opts.Out); len(h) > 0 {
+			return sum, fmt.Errorf("%w: %s holds %s: continue it with --resume %s, or replace it with --force",
+				ErrRunExists, opts.Out, strings.Join(h, ", "), filepath.Join(opts.Out, LastCheckpoint))
+		}
+	}
+	if opts.Resume != "" && opts.Force {
+		return sum, fmt.Errorf("%w: resume and force: give one (resume continues the run folder, force replaces it)", ErrConfig)
+	}
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return sum, fmt.Errorf("creating run folder: %w", err)
+		return sum, fmt.Errorf("creating run folder %s: %w", opts.Out, err)
 	}
 	ecJSON, err := json.Marshal(ec)
 	if err != nil {
@@ -311,6 +338,10 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 			return sum, err
 		}
 	}
+	logs.close()
+	if err := PlotGPULearningCurve(opts.Out, "kubesim GPU PPO"); err != nil {
+		slog.Warn("no learning curve", "err", err)
+	}
 	sum.Steps, sum.Updates, sum.Elapsed = steps, upd, time.Since(start)
 	if !math.IsInf(best, -1) {
 		sum.BestVal = best
@@ -444,7 +475,11 @@ func (l *gpuLogs) validation(upd, steps int64, v, sel float64) error {
 	return nil
 }
 
+// close closes both files; a second call does nothing.
 func (l *gpuLogs) close() {
-	l.pf.Close()
-	l.vf.Close()
+	if l.pf != nil {
+		l.pf.Close()
+		l.vf.Close()
+		l.pf, l.vf = nil, nil
+	}
 }

@@ -12,28 +12,15 @@ import (
 	"testing"
 
 	"github.com/kubesim/kubesim/agent"
-	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/internal/openbtest"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 )
 
 // smallOpenb is the default pod list on the first 20 GPU nodes of the
 // openb node list (about 90 GPUs).
-func smallOpenb(t *testing.T) *sim.GPUWorkload {
-	t.Helper()
-	dir := filepath.Join("..", "dataset", "testdata", "openb", "default")
-	tr, err := dataset.ReadOpenbCSV(filepath.Join(dir, "openb_node_list_gpu_node.csv"), filepath.Join(dir, "openb_pod_list_default.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tr.Workload()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Nodes = w.Nodes[:20]
-	return w
-}
+func smallOpenb(t *testing.T) *sim.GPUWorkload { return openbtest.Default(t, 20) }
 
 func smallGPUConfig() (Config, env.GPUConfig) {
 	cfg := DefaultConfig()

@@ -2,6 +2,7 @@ package ppo
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
 	"math"
@@ -24,6 +25,8 @@ const (
 var (
 	trainColor = color.RGBA{R: 0x00, G: 0x72, B: 0xb2, A: 0xff}
 	evalColor  = color.RGBA{R: 0xd5, G: 0x5e, B: 0x00, A: 0xff}
+	// the GPU selection policy's validation (Okabe-Ito bluish green)
+	selectColor = color.RGBA{R: 0x00, G: 0x9e, B: 0x73, A: 0xff}
 )
 
 // Size of the learning-curve image: 6 x 4 inches, 576 x 384 pixels at vg's 96 dpi.
@@ -48,19 +51,8 @@ func PlotLearningCurve(progressCSV, outPNG, title string) error {
 	if !ok {
 		return fmt.Errorf("learning curve: %s: no %s column", progressCSV, keyTimesteps)
 	}
-	if title == "" {
-		title = "Learning curve"
-	}
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "environment steps"
-	p.Y.Label.Text = "mean episode reward"
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-
-	drawn := 0
-	for _, s := range []struct {
+	var series []curveSeries
+	for _, c := range []struct {
 		key, label string
 		color      color.Color
 		points     bool
@@ -68,17 +60,56 @@ func PlotLearningCurve(progressCSV, outPNG, title string) error {
 		{key: keyEpRewMean, label: "training (" + keyEpRewMean + ")", color: trainColor},
 		{key: keyEvalReward, label: "validation (" + keyEvalReward + ")", color: evalColor, points: true},
 	} {
-		ys, ok := prog.Column(s.key)
-		if !ok {
-			continue
+		if ys, ok := prog.Column(c.key); ok {
+			series = append(series, curveSeries{label: c.label, xs: steps, ys: ys, color: c.color, points: c.points})
 		}
-		xys := finitePoints(steps, ys)
+	}
+	if err := drawCurves(outPNG, title, "mean episode reward", series); err != nil {
+		if errors.Is(err, errNoPoint) {
+			return fmt.Errorf("learning curve: %s: no %s or %s value to draw", progressCSV, keyEpRewMean, keyEvalReward)
+		}
+		return err
+	}
+	return nil
+}
+
+// curveSeries is one line of a learning-curve plot: ys against xs (pairs
+// with a NaN or infinite member are skipped), with points when points.
+type curveSeries struct {
+	label  string
+	xs, ys []float64
+	color  color.Color
+	points bool
+}
+
+// errNoPoint: drawCurves had no finite point to draw.
+var errNoPoint = errors.New("no point to draw")
+
+// drawCurves draws series against environment steps into a PNG at outPNG
+// (written to a temporary file renamed over it); an empty title means
+// "Learning curve". It fails with errNoPoint when no series has a finite
+// point.
+func drawCurves(outPNG, title, yLabel string, series []curveSeries) error {
+	if title == "" {
+		title = "Learning curve"
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "environment steps"
+	p.Y.Label.Text = yLabel
+	p.Add(plotter.NewGrid())
+	p.Legend.Top = true
+	p.Legend.Left = true
+
+	drawn := 0
+	for _, s := range series {
+		xys := finitePoints(s.xs, s.ys)
 		if len(xys) == 0 {
 			continue
 		}
 		line, err := plotter.NewLine(xys)
 		if err != nil {
-			return fmt.Errorf("learning curve: %s: %w", s.key, err)
+			return fmt.Errorf("learning curve: %s: %w", s.label, err)
 		}
 		line.Color = s.color
 		line.Width = vg.Points(1.5)
@@ -86,7 +117,7 @@ func PlotLearningCurve(progressCSV, outPNG, title string) error {
 		if s.points {
 			sc, err := plotter.NewScatter(xys)
 			if err != nil {
-				return fmt.Errorf("learning curve: %s: %w", s.key, err)
+				return fmt.Errorf("learning curve: %s: %w", s.label, err)
 			}
 			sc.Color = s.color
 			sc.Shape = draw.CircleGlyph{}
@@ -99,7 +130,7 @@ func PlotLearningCurve(progressCSV, outPNG, title string) error {
 		drawn += len(xys)
 	}
 	if drawn == 0 {
-		return fmt.Errorf("learning curve: %s: no %s or %s value to draw", progressCSV, keyEpRewMean, keyEvalReward)
+		return errNoPoint
 	}
 	// headroom above the curves for the legend in the top-left corner
 	p.Y.Max += 0.25 * max(p.Y.Max-p.Y.Min, 1)

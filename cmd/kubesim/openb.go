@@ -86,15 +86,25 @@ func runReplayGPU(ctx context.Context, cmd *cobra.Command, f replayFlags) error 
 	if err != nil {
 		return err
 	}
-	w, err := dataset.LoadOpenb(f.trace)
-	if err != nil {
-		return err
-	}
-	res, err := sweep.ReplayGPU(ctx, w, names, f.inflate, f.seed, runtime.NumCPU())
+	w, res, err := replayOpenb(ctx, f, names)
 	if err != nil {
 		return err
 	}
 	return printGPUResults(cmd, w, f, res)
+}
+
+// replayOpenb loads the openb trace of f and replays it under the
+// heuristics names (sweep.ReplayGPU with f's inflation and seed).
+func replayOpenb(ctx context.Context, f replayFlags, names []string) (*sim.GPUWorkload, []sim.GPUResult, error) {
+	w, err := dataset.LoadOpenb(f.trace)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := sweep.ReplayGPU(ctx, w, names, f.inflate, f.seed, runtime.NumCPU())
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, res, nil
 }
 
 // runEvalGPU is eval on an openb trace: the heuristics as replay runs them
@@ -109,11 +119,7 @@ func runEvalGPU(ctx context.Context, cmd *cobra.Command, f replayFlags, checkpoi
 	if err != nil {
 		return err
 	}
-	w, err := dataset.LoadOpenb(f.trace)
-	if err != nil {
-		return err
-	}
-	res, err := sweep.ReplayGPU(ctx, w, names, f.inflate, f.seed, runtime.NumCPU())
+	w, res, err := replayOpenb(ctx, f, names)
 	if err != nil {
 		return err
 	}
@@ -151,16 +157,16 @@ func runTrainGPU(cmd *cobra.Command, config, out, resume string, steps int64, fo
 			return usageError{err}
 		}
 	}
-	if resume == "" && !force {
-		if _, err := os.Stat(filepath.Join(out, "progress.csv")); err == nil {
-			return usagef("%s holds a run: continue it with --resume %s, or replace it with --force", out, filepath.Join(out, ppo.LastCheckpoint))
-		}
+	if force && resume != "" {
+		return usagef("--force and --resume: give one (--resume continues the run folder, --force replaces it)")
 	}
 	w, err := spec.Workload()
 	if err != nil {
 		return err
 	}
-	sum, err := ppo.TrainGPU(cmd.Context(), spec.PPO, spec.Env, w, spec.Options(out, resume))
+	opts := spec.Options(out, resume)
+	opts.Force = force
+	sum, err := ppo.TrainGPU(cmd.Context(), spec.PPO, spec.Env, w, opts)
 	if err != nil {
 		return err
 	}

@@ -149,6 +149,7 @@ func (e *Encoder) Build(g *G.ExprGraph, in Inputs) (Outputs, error) {
 // to avoid allocation. A Workspace serves one goroutine at a time.
 type Workspace[T nn.Float] struct {
 	h, self, seg, nb, next, gm, cc, c, p []T
+	cache                                rowCache[T]
 }
 
 // Forward runs the encoder on the host: nodes is the (B*N) x (D+1) matrix
@@ -170,21 +171,36 @@ func Forward[T nn.Float](e *Encoder, ws *Workspace[T], l *nn.Layout, nodes, pod 
 	ws.c = nn.Grow(ws.c, b*hd)
 	ws.p = nn.Grow(ws.p, b*hd)
 
-	nn.Gemm(rows, hd, cfg.NodeFeatures+1, nodes, nn.Data[T](e.Embed.Value), ws.h, false)
-	nn.Relu(ws.h)
+	// in is each round's input, self its Self product; the rounds write
+	// ws.next, ws.h, ws.next, ... (the cache holds the first input itself)
+	in, self := ws.h, ws.self
+	if ws.cache.on {
+		ws.cache.update(e, rows, nodes)
+		in, self = ws.cache.h0, ws.cache.self0
+	} else {
+		nn.Gemm(rows, hd, cfg.NodeFeatures+1, nodes, nn.Data[T](e.Embed.Value), ws.h, false)
+		nn.Relu(ws.h)
+	}
 	nn.Gemm(b, hd, cfg.PodFeatures+1, pod, nn.Data[T](e.Pod.Value), ws.p, false)
 	nn.Relu(ws.p)
 	widths := []int{hd, hd, 1}
-	for _, r := range e.Round {
-		nn.Gemm(rows, hd, hd, ws.h, nn.Data[T](r.Self.Value), ws.self, false)
-		nn.SegMeans(l, ws.seg, ws.h, hd)
+	for k, r := range e.Round {
+		if k > 0 || !ws.cache.on {
+			nn.Gemm(rows, hd, hd, in, nn.Data[T](r.Self.Value), ws.self, false)
+			self = ws.self
+		}
+		nn.SegMeans(l, ws.seg, in, hd)
 		nn.SegPool(l, ws.gm, ws.seg, hd, true)
 		nn.ConcatCols(ws.cc, b, [][]T{ws.gm, ws.p, nil}, widths)
 		nn.Gemm(b, hd, 2*hd+1, ws.cc, nn.Data[T](r.Ctx.Value), ws.c, false)
 		nn.SegSpread(l, ws.nb, ws.c, hd, false)
 		nn.Gemm(ns, hd, hd, ws.seg, nn.Data[T](r.Nbr.Value), ws.nb, true)
-		nn.Combine(l, ws.next, ws.self, ws.nb, hd, true)
-		ws.h, ws.next = ws.next, ws.h
+		out := ws.next
+		if k%2 == 1 {
+			out = ws.h
+		}
+		nn.Combine(l, out, self, ws.nb, hd, true)
+		in = out
 	}
-	return ws.h, ws.p
+	return in, ws.p
 }

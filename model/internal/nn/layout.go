@@ -183,14 +183,11 @@ func Combine[T Float](l *Layout, dst, self, nb []T, h int, relu bool) {
 		d := dst[r*h : (r+1)*h]
 		sf := self[r*h : (r+1)*h]
 		sf = sf[:len(d)]
+		copy(d, sf)
 		if s := l.Seg[r]; s >= 0 {
-			n := nb[int(s)*h : int(s+1)*h]
-			n = n[:len(d)]
-			for j := range d {
-				d[j] = sf[j] + n[j]
-			}
-		} else {
-			copy(d, sf)
+			// d += 1*nb: the product by 1 is exact, so d is sf + nb as a
+			// plain loop gives it, through BLAS's vector kernel
+			axpy(1, nb[int(s)*h : int(s+1)*h][:len(d)], d)
 		}
 		if relu {
 			Relu(d)

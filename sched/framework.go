@@ -27,6 +27,12 @@ const (
 	// SelectFirst picks the first feasible node in node order, without
 	// scoring and without sampling.
 	SelectFirst
+	// SelectBestLowest scores the candidates as SelectBest does and breaks
+	// ties by the lowest node index instead of a random draw: the rule of a
+	// learned policy's greedy argmax over the same scores (model.Policy.Act
+	// takes the first maximum), so that a policy whose correction is zero
+	// can be compared with its prior exactly (ties.go).
+	SelectBestLowest
 )
 
 // Profile is a scheduling profile: filter plugins, weighted score plugins and
@@ -68,7 +74,7 @@ func (pr *Profile) Validate() error {
 		return fmt.Errorf("profile %q: percentageOfNodesToScore %d outside [0, 100]", pr.Name, pr.PercentageOfNodesToScore)
 	}
 	switch pr.Select {
-	case SelectBest:
+	case SelectBest, SelectBestLowest:
 	case SelectFirst:
 		if len(pr.Scores) > 0 {
 			return fmt.Errorf("profile %q: first-feasible selection would ignore its %d score plugins", pr.Name, len(pr.Scores))
@@ -194,11 +200,14 @@ func (f *Framework) Schedule(c *sim.Cluster, p *sim.Pod) int {
 	case 1:
 		return int(cand[0]) // upstream skips scoring a single feasible node
 	}
-	if len(f.prof.Scores) == 0 {
+	if len(f.prof.Scores) == 0 && f.prof.Select == SelectBest {
 		// Every candidate would score 0 and tie: draw one directly.
 		return int(cand[f.rng.IntN(len(cand))])
 	}
 	total := f.score(c, p, cand)
+	if f.prof.Select == SelectBestLowest {
+		return int(cand[selectLowest(total, cand)])
+	}
 	return int(cand[f.selectBest(total)])
 }
 

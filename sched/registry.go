@@ -65,13 +65,18 @@ func Names() []string {
 // to any of them, "NAME@capGIB" (sizecap.go): pods requesting more memory
 // than GIB GiB are left pending; or an admission rule,
 // "NAME@adm:KEY=VALUE,..." (admission.go): large pods are left pending
-// while the rule's conditions hold. Those names are not in Names(). The
-// admission suffix is parsed first, so NAME may itself carry a cap.
+// while the rule's conditions hold; or ties to the lowest node index,
+// "NAME@lowest" (ties.go). Those names are not in Names(). The admission
+// suffix is parsed first, then the cap, so NAME may itself carry a cap and
+// ties to the lowest index ("tetris@lowest@cap30").
 func New(name string, seed uint64) (sim.Scheduler, error) {
 	if s, ok, err := newAdmission(name, seed); ok {
 		return s, err
 	}
 	if s, ok, err := newSizeCap(name, seed); ok {
+		return s, err
+	}
+	if s, ok, err := newLowest(name, seed); ok {
 		return s, err
 	}
 	for _, e := range registry {
@@ -83,8 +88,9 @@ func New(name string, seed uint64) (sim.Scheduler, error) {
 }
 
 // Variant reports whether name is a registered heuristic with a size cap
-// ("NAME@capGIB") or an admission rule ("NAME@adm:..."), the names New
-// accepts beyond Names(). It does not check that New accepts name.
+// ("NAME@capGIB"), an admission rule ("NAME@adm:...") or ties to the lowest
+// index ("NAME@lowest"), the names New accepts beyond Names(). It does not
+// check that New accepts name.
 func Variant(name string) bool {
-	return strings.Contains(name, capSuffix) || strings.Contains(name, admSuffix)
+	return strings.Contains(name, capSuffix) || strings.Contains(name, admSuffix) || strings.Contains(name, lowestSuffix)
 }

@@ -151,9 +151,17 @@ func SummariseSuite(obs []SuiteObs) SuiteReport {
 		return s
 	}
 	all := func(cellKey) bool { return true }
+	// The best single heuristic and the hindsight gate are taken over the
+	// registered heuristics (reference, as in the sweep's tables): a variant
+	// (a cap, an admission rule, ties to the lowest index) is a row beside
+	// them, judged against them, unless the suite ran only variants.
+	ref := slices.DeleteFunc(slices.Clone(heur), func(n string) bool { return !reference(n) })
+	if len(ref) == 0 {
+		ref = heur
+	}
 	rep := SuiteReport{}
 	best := math.Inf(1)
-	for _, h := range heur {
+	for _, h := range ref {
 		if t := total(h, all); t < best {
 			best, rep.BestSingle = t, h
 		}
@@ -163,7 +171,7 @@ func SummariseSuite(obs []SuiteObs) SuiteReport {
 	gateP95 := map[unitKey]float64{}
 	for _, c := range cells {
 		chosen, low := "", math.Inf(1)
-		for _, h := range heur {
+		for _, h := range ref {
 			if m := mean(h, c); m < low {
 				chosen, low = h, m
 			}

@@ -268,6 +268,18 @@ func TestHindsightGateByHand(t *testing.T) {
 	if g, tt := line(burst, HindsightGate), line(burst, "tetris"); g.Total != 3 || tt.Ratio != 0.2 {
 		t.Errorf("burst: gate %v, tetris ratio %v; want 3 and 0.2", g.Total, tt.Ratio)
 	}
+	// A variant (here ties to the lowest index) with 0 pods everywhere is a
+	// row judged against the registered heuristics: neither the best single
+	// heuristic nor a choice of the gate.
+	for _, seed := range []uint64{1, 2} {
+		add("tetris@lowest", "s1/b", RegimeBurst, seed, 0)
+		add("tetris@lowest", "s1/c", RegimeCalm, seed, 0)
+	}
+	rep = SummariseSuite(obs)
+	all = rep.Tables[2]
+	if v, g := line(all, "tetris@lowest"), line(all, HindsightGate); rep.BestSingle != "kube-default" || v.Total != 0 || g.Total != 5 {
+		t.Errorf("with a variant: best single %q, variant total %v, gate %v; want kube-default, 0, 5", rep.BestSingle, v.Total, g.Total)
+	}
 	var b strings.Builder
 	if err := WriteSuite(&b, rep); err != nil {
 		t.Fatal(err)

@@ -72,7 +72,7 @@ func TestGPUBoundHand(t *testing.T) {
 		// of them (the counting bound: their eligible class has 1,000 milli)
 		{"pinned excess", &GPUWorkload{Name: "pinned", Models: []string{"A", "B"},
 			Nodes: []GPUNodeSpec{{Name: "a", CPU: big, Mem: big, GPUs: 1, Model: 0}, {Name: "b", CPU: big, Mem: big, GPUs: 1, Model: 1}},
-			Pods: []GPUPodSpec{pinA(), pinA(), pinA(), share(300)}}, 1300, 1300},
+			Pods:  []GPUPodSpec{pinA(), pinA(), pinA(), share(300)}}, 1300, 1300},
 		// CPU-only pods take no GPU and are left out
 		{"cpu only", oneNode(big, big, 1, GPUPodSpec{CPU: 5}, share(400)), 400, 400},
 	}

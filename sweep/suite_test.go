@@ -322,3 +322,43 @@ func TestSuiteSweep(t *testing.T) {
 		t.Errorf("cells.csv header %q; want the regime column after scheduler", head)
 	}
 }
+
+// TestHindsightCrossByHand: one cell, two heuristics over two seeds, a
+// with 0 and 10 pods and b with 6 and 6. The plain gate picks a (mean 5 <
+// 6): 5. The cross-fitted gate picks, for seed 1, the best on seed 2 (b:
+// 6) and scores b's 6; for seed 2 the best on seed 1 (a: 0) and scores
+// a's 10: a mean of 8. a against itself (0 against 10) exceeds the
+// collapse margin: the seed noise counts 1 cell.
+func TestHindsightCrossByHand(t *testing.T) {
+	var obs []SuiteObs
+	add := func(sched string, seed uint64, unsched int) {
+		obs = append(obs, SuiteObs{Group: "trace.load_factor=1.3", Row: Row{Nodes: 20, Seed: seed, Workload: "s1/w", Regime: RegimeCalm,
+			Result: &sim.Result{Scheduler: sched, Unschedulable: int64(unsched)}}})
+	}
+	add("kube-default", 1, 0)
+	add("kube-default", 2, 10)
+	add("tetris", 1, 6)
+	add("tetris", 2, 6)
+	rep := SummariseSuite(obs)
+	all := rep.Tables[len(rep.Tables)-1]
+	got := map[string]float64{}
+	for _, l := range all.Lines {
+		got[l.Scheduler] = l.Total
+	}
+	if got[HindsightGate] != 5 || got[HindsightCross] != 8 {
+		t.Errorf("gate %v, cross-fitted gate %v; want 5 and 8", got[HindsightGate], got[HindsightCross])
+	}
+	if all.SelfCollapses != 1 {
+		t.Errorf("seed noise %d cells; want 1", all.SelfCollapses)
+	}
+	// one seed per cell: no cross-fitted row, no noise count
+	rep = SummariseSuite(append(obs[:1:1], obs[2]))
+	for _, l := range rep.Tables[len(rep.Tables)-1].Lines {
+		if l.Scheduler == HindsightCross {
+			t.Error("a cross-fitted row with one seed per cell")
+		}
+	}
+	if n := rep.Tables[len(rep.Tables)-1].SelfCollapses; n != -1 {
+		t.Errorf("seed noise %d with one seed; want -1", n)
+	}
+}

@@ -59,6 +59,11 @@ type SuiteLine struct {
 	// Collapses counts the cells where the scheduler left more than
 	// 1.25 times the best single heuristic's count plus 5 pods.
 	Collapses int
+	// SigCollapses counts the collapsed cells whose excess over that
+	// margin, paired by seed (x_s - 1.25 b_s - 5), has a 95% interval
+	// above zero: the collapses that the cell's seeds do not explain as
+	// noise. -1 when a cell has fewer than two seeds.
+	SigCollapses int
 	// P95 is the mean high-priority pending p95 (censored at the window's
 	// end, seconds) over the table's replays; P95Diff its paired
 	// difference against kube-default.
@@ -322,9 +327,23 @@ func SummariseSuite(obs []SuiteObs) SuiteReport {
 					ln.P95Diff = PairedCI(pa, pb)
 				}
 			}
+			ln.SigCollapses = -1
+			if cross {
+				ln.SigCollapses = 0
+			}
 			for _, c := range kept {
-				if name != AdmissionBound && mean(name, c) > collapseFactor*mean(rep.BestSingle, c)+collapseSlack {
-					ln.Collapses++
+				if name == AdmissionBound || mean(name, c) <= collapseFactor*mean(rep.BestSingle, c)+collapseSlack {
+					continue
+				}
+				ln.Collapses++
+				if cross {
+					var ex []float64
+					for _, u := range unitsOf[c] {
+						ex = append(ex, val[name][u]-collapseFactor*val[rep.BestSingle][u]-collapseSlack)
+					}
+					if e := MeanCI(ex); e.Mean-e.Half > 0 {
+						ln.SigCollapses++
+					}
 				}
 			}
 			t.Lines = append(t.Lines, ln)
@@ -342,7 +361,7 @@ func WriteSuite(w io.Writer, rep SuiteReport) error {
 	fmt.Fprintf(&b, "Best single heuristic over the whole suite (every regime, load and size): **%s**. "+
 		"Counts are totals over cells (a cell: one window of one trace at one load and size, the mean over evaluation seeds); "+
 		"x best: the total over the best single heuristic's; Δ: the paired difference of the total (95%%, paired by window and seed); "+
-		"collapses: cells above %.2fx the best single heuristic + %d; hi p95: the mean high-priority pending p95 (s, censored at the window's end) and its paired difference against kube-default.\n",
+		"collapses: cells above %.2fx the best single heuristic + %d (in brackets, with two seeds or more: those whose excess over the margin, paired by seed, has a 95%% interval above zero); hi p95: the mean high-priority pending p95 (s, censored at the window's end) and its paired difference against kube-default.\n",
 		rep.BestSingle, collapseFactor, collapseSlack)
 	for _, t := range rep.Tables {
 		name := t.Regime + " windows"
@@ -382,6 +401,9 @@ func WriteSuite(w io.Writer, rep SuiteReport) error {
 func collapseText(ln SuiteLine) string {
 	if ln.Scheduler == AdmissionBound {
 		return "n/a"
+	}
+	if ln.SigCollapses >= 0 {
+		return fmt.Sprintf("%d (%d)", ln.Collapses, ln.SigCollapses)
 	}
 	return fmt.Sprint(ln.Collapses)
 }

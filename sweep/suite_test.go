@@ -351,6 +351,33 @@ func TestHindsightCrossByHand(t *testing.T) {
 	if all.SelfCollapses != 1 {
 		t.Errorf("seed noise %d cells; want 1", all.SelfCollapses)
 	}
+	// Against kube-default (the best single, 0 and 10): tetris's mean 6 is
+	// within 1.25*5 + 5, no collapse. best-fit's 30 and 31 collapse (30.5 >
+	// 11.25), but the excess paired by seed, 30-5 = 25 and 31-17.5 = 13.5,
+	// has a 95% interval of 19.25 ± 73.1 (t = 12.71 over 2 seeds): not
+	// significant. random's 40 and 52 give 35 and 34.5, 34.75 ± 3.2:
+	// significant.
+	add("best-fit", 1, 30)
+	add("best-fit", 2, 31)
+	add("random", 1, 40)
+	add("random", 2, 52)
+	rep = SummariseSuite(obs)
+	for _, l := range rep.Tables[len(rep.Tables)-1].Lines {
+		switch l.Scheduler {
+		case "tetris":
+			if l.Collapses != 0 || l.SigCollapses != 0 {
+				t.Errorf("tetris collapses %d (%d); want 0 (0)", l.Collapses, l.SigCollapses)
+			}
+		case "best-fit":
+			if l.Collapses != 1 || l.SigCollapses != 0 {
+				t.Errorf("best-fit collapses %d (%d); want 1 (0)", l.Collapses, l.SigCollapses)
+			}
+		case "random":
+			if l.Collapses != 1 || l.SigCollapses != 1 {
+				t.Errorf("random collapses %d (%d); want 1 (1)", l.Collapses, l.SigCollapses)
+			}
+		}
+	}
 	// one seed per cell: no cross-fitted row, no noise count
 	rep = SummariseSuite(append(obs[:1:1], obs[2]))
 	for _, l := range rep.Tables[len(rep.Tables)-1].Lines {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,6 +99,17 @@ func TestEvaluateGPUZeroCorrection(t *testing.T) {
 		if math.Float64bits(got.AllocCurve[k]) != math.Float64bits(want.AllocCurve[k]) {
 			t.Fatalf("alloc curve at %d: %v; want %v", k, got.AllocCurve[k], want.AllocCurve[k])
 		}
+	}
+	// a policy trained with drawn model constraints (spec_rate) is
+	// evaluated on the pod list as it is: the same run
+	gotEC.SpecRate = 0.5
+	spec, err := EvaluateGPU(context.Background(), pol, gotEC, w, 1.3, 7, "ppo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+	if !slices.EqualFunc(spec.AllocCurve, got.AllocCurve, same) || spec.Placed != got.Placed {
+		t.Error("spec_rate in the checkpoint's config changed the evaluation")
 	}
 }
 

@@ -41,6 +41,16 @@ type GPUConfig struct {
 	Prior        string  `yaml:"prior" json:"prior"`
 	PriorScale   float64 `yaml:"prior_scale" json:"prior_scale"`
 	PriorPending float64 `yaml:"prior_pending" json:"prior_pending"`
+	// SpecRate, in [0, 1], gives a model constraint (a gpu_spec) to that
+	// share of the episode's GPU pods at Reset, for training on model
+	// constraints that the pod list lacks: each GPU pod independently with
+	// probability SpecRate, the allowed models k of the node list's GPU
+	// models (k uniform in 1..M-1 for M models, 1 when M is 1; the models
+	// uniform without replacement), drawn from the episode's seed on a
+	// stream of their own (withSpecs). Pods that already name models keep
+	// theirs. 0 (the default) leaves the pod list as it is; an evaluation
+	// (agent.EvaluateGPU) always runs with 0.
+	SpecRate float64 `yaml:"spec_rate" json:"spec_rate,omitempty"`
 }
 
 // DefaultGPUConfig is FGD's experiment on the whole cluster with FGD's GPU
@@ -73,6 +83,8 @@ func (c *GPUConfig) Validate() error {
 		return bad("prior", `""`, "must name a GPU policy when prior_scale or prior_pending is set")
 	case math.IsNaN(c.PriorPending) || math.IsInf(c.PriorPending, 0):
 		return bad("prior_pending", c.PriorPending, "must be a finite number")
+	case !(c.SpecRate >= 0 && c.SpecRate <= 1):
+		return bad("spec_rate", c.SpecRate, "want a share of the GPU pods, 0 to 1")
 	}
 	if _, err := sched.NewGPU(c.Select, 0); err != nil {
 		return bad("select", c.Select, "must be one of "+names)

@@ -29,13 +29,16 @@ import (
 // is the GPUs allocated at its end.
 //
 // Reset(seed) draws the subcluster (GPUConfig.MinNodes/MaxNodes) from the
-// seed, then the arrivals and tie-break ranks (sim.GPUArrivals with the
+// seed, the model constraints of GPUConfig.SpecRate (withSpecs), then the arrivals and tie-break ranks (sim.GPUArrivals with the
 // same seed): the same seed and actions give the same episode, bit for bit.
 // It is not safe for concurrent use.
 type GPUEnv struct {
 	cfg GPUConfig
 	w   *sim.GPUWorkload
 	gpu []int // indices of w's GPU nodes (for subclusters)
+	// specModels are the node list's GPU models, those a drawn gpu_spec
+	// names (GPUConfig.SpecRate)
+	specModels []int8
 
 	sub    *sim.GPUWorkload // the episode's workload (w, or a subcluster of it)
 	c      *sim.GPUCluster
@@ -86,6 +89,7 @@ func NewGPUEnv(cfg GPUConfig, w *sim.GPUWorkload) (*GPUEnv, error) {
 	if len(e.gpu) == 0 {
 		return nil, fmt.Errorf("gpu env: workload %s has no GPU node", w.Name)
 	}
+	e.specModels = nodeModels(w)
 	if cfg.MaxNodes > len(e.gpu) {
 		return nil, fmt.Errorf("%w: max_nodes = %d: workload %s has %d GPU nodes", ErrConfig, cfg.MaxNodes, w.Name, len(e.gpu))
 	}
@@ -117,6 +121,7 @@ func (e *GPUEnv) Reset(seed uint64) (*Obs, error) {
 		}
 		e.sub = sub
 	}
+	e.sub = withSpecs(e.sub, e.specModels, e.cfg.SpecRate, seed)
 	order, rank := sim.GPUArrivals(e.sub, e.cfg.Inflate, seed)
 	if len(order) == 0 {
 		return nil, fmt.Errorf("gpu env: workload %s: no pod arrives", e.sub.Name)

@@ -243,6 +243,9 @@ func TestGPUConfigErrors(t *testing.T) {
 		{"prior", func(c *GPUConfig) { c.Prior = "nope"; c.PriorScale = 1 }},
 		{"prior_scale", func(c *GPUConfig) { c.Prior = sched.NameFGD }},
 		{"prior", func(c *GPUConfig) { c.PriorScale = 1 }},
+		{"spec_rate", func(c *GPUConfig) { c.SpecRate = -0.1 }},
+		{"spec_rate", func(c *GPUConfig) { c.SpecRate = 1.5 }},
+		{"spec_rate", func(c *GPUConfig) { c.SpecRate = math.NaN() }},
 	} {
 		cfg := DefaultGPUConfig()
 		tc.mod(&cfg)

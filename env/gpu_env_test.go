@@ -127,19 +127,7 @@ func TestGPUEnvDeterministic(t *testing.T) {
 	cfg := DefaultGPUConfig()
 	cfg.MinNodes, cfg.MaxNodes = 20, 40
 	cfg.Prior, cfg.PriorScale, cfg.PriorPending = sched.NameFGD, 3, -1
-	e1, err := NewGPUEnv(cfg, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e2, err := NewGPUEnv(cfg, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f1, r1, res1 := episode(t, e1, 5, rand.New(rand.NewPCG(1, 1)))
-	f2, r2, res2 := episode(t, e2, 5, rand.New(rand.NewPCG(1, 1)))
-	if !reflect.DeepEqual(f1, f2) || !reflect.DeepEqual(r1, r2) || res1.AllocPct != res2.AllocPct {
-		t.Fatal("two episodes of the same seed and actions differ")
-	}
+	e1, f1, res1 := twinEpisodes(t, cfg, w, 5, 1)
 	// the subcluster is 20-40 nodes, the list thinned to 1.3x its capacity
 	if n := e1.Cluster(); len(n.Nodes) < 20 || len(n.Nodes) > 40 {
 		t.Errorf("subcluster of %d nodes; want 20..40", len(n.Nodes))
@@ -274,4 +262,26 @@ func TestGPUConfigErrors(t *testing.T) {
 	if _, _, _, _, err := e.Step(-1); err == nil {
 		t.Error("action -1: no error")
 	}
+}
+
+// twinEpisodes runs one episode of seed on each of two environments built
+// from cfg, with the same random actions (rng stream rs), fails unless the
+// two agree bit for bit, and returns the first environment, its features
+// and its result.
+func twinEpisodes(t *testing.T, cfg GPUConfig, w *sim.GPUWorkload, seed, rs uint64) (*GPUEnv, []float64, *sim.GPUResult) {
+	t.Helper()
+	e1, err := NewGPUEnv(cfg, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, err := NewGPUEnv(cfg, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1, r1, res1 := episode(t, e1, seed, rand.New(rand.NewPCG(rs, rs)))
+	f2, r2, res2 := episode(t, e2, seed, rand.New(rand.NewPCG(rs, rs)))
+	if !reflect.DeepEqual(f1, f2) || !reflect.DeepEqual(r1, r2) || res1.AllocPct != res2.AllocPct {
+		t.Fatalf("two episodes of seed %d with the same actions differ (spec_rate %v)", seed, cfg.SpecRate)
+	}
+	return e1, f1, res1
 }

@@ -389,3 +389,48 @@ func TestHindsightCrossByHand(t *testing.T) {
 		t.Errorf("seed noise %d with one seed; want -1", n)
 	}
 }
+
+// TestSuiteHighPriorityWaits checks the high-priority columns on a
+// hand-computed cell where the censored p95 and the count past the SLA
+// deadline disagree: tetris leaves fewer high-priority pods waiting and
+// unbound, but its unbound ones arrived earlier, so its censored p95 is
+// the larger.
+func TestSuiteHighPriorityWaits(t *testing.T) {
+	var obs []SuiteObs
+	add := func(sched string, seed uint64, wait, never int64, p95s float64) {
+		r := &sim.Result{Scheduler: sched, Unschedulable: never, SLAWaitViolations: wait, HighPrioPendingP95CensoredMs: 1000 * p95s}
+		r.HighPrioCensored = sim.Latency{Count: 100, Censored: int(never)}
+		obs = append(obs, SuiteObs{Group: "trace.load_factor=1.3", Row: Row{Nodes: 20, Seed: seed, Workload: "s1/w", Regime: RegimeBurst, Result: r}})
+	}
+	add("kube-default", 1, 10, 8, 100)
+	add("kube-default", 2, 14, 10, 120)
+	add("tetris", 1, 6, 5, 3000)
+	add("tetris", 2, 8, 6, 3100)
+	rep := SummariseSuite(obs)
+	all := rep.Tables[len(rep.Tables)-1]
+	lines := map[string]SuiteLine{}
+	for _, l := range all.Lines {
+		lines[l.Scheduler] = l
+	}
+	kd, tt := lines["kube-default"], lines["tetris"]
+	// tetris: mean wait (6+8)/2 = 7; pairs 6-10 and 8-14: mean -5, one cell;
+	// half-width t(1) = 12.71 times the pairs' standard error, 1
+	if tt.HiWait != 7 || kd.HiWait != 12 || math.Abs(tt.HiWaitDiff.Mean+5) > 1e-12 || tt.HiWaitDiff.N != 2 {
+		t.Errorf("hi > SLA: tetris %v (diff %+v), kube-default %v; want 7 (-5 over 2 pairs) and 12", tt.HiWait, tt.HiWaitDiff, kd.HiWait)
+	}
+	// never bound: 11 of 200 and 18 of 200
+	if math.Abs(tt.HiNever-0.055) > 1e-12 || math.Abs(kd.HiNever-0.09) > 1e-12 {
+		t.Errorf("hi never: tetris %v, kube-default %v; want 0.055 and 0.09", tt.HiNever, kd.HiNever)
+	}
+	// the censored p95 ranks them the other way: +2940 s
+	if math.Abs(tt.P95Diff.Mean-2940) > 1e-9 {
+		t.Errorf("p95 diff %v; want +2940", tt.P95Diff.Mean)
+	}
+	var b strings.Builder
+	if err := WriteSuite(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| 7.0 | -5.0 ± 12.7 | 5.5% | 3050 |"; !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
+	}
+}

@@ -133,7 +133,19 @@ type SizeSummary struct {
 	// Cells[s][m] is scheduler s, metric m of the metrics summarised
 	// (Focused, or MetricsFor's).
 	Cells [][]Cell
+	// HiUnbound is the largest share, over the table's schedulers (bound
+	// rows aside), of high-priority pods never bound, and HiUnboundBy that
+	// scheduler; NaN without high-priority pods. Above 5% the censored
+	// p95 is a quantile of the unbound pods' waits to the window's end, so
+	// it orders schedulers by when those pods arrived (WriteSummary then
+	// says so under the table; docs/suite.md, "The latency clause").
+	HiUnbound   float64
+	HiUnboundBy string
 }
+
+// censoredP95Limit is the share of never-bound high-priority pods above
+// which a censored p95 stops being a latency.
+const censoredP95Limit = 0.05
 
 // Summarise builds one table per size from rows (as Replay returns them):
 // per scheduler and seed, each metric is averaged over the seed's windows;
@@ -152,6 +164,11 @@ func Summarise(rows []Row, metrics []Metric) []SizeSummary {
 	names := map[int][]string{}
 	seeds := map[int][]uint64{}
 	windows := map[key]int{} // workloads per (size, scheduler, seed)
+	type sizeSched struct {
+		n    int
+		name string
+	}
+	hiPods, hiNever := map[sizeSched]int{}, map[sizeSched]int{}
 	for _, r := range rows {
 		n, name := r.Nodes, r.Result.Scheduler
 		if !slices.Contains(sizes, n) {
@@ -165,6 +182,10 @@ func Summarise(rows []Row, metrics []Metric) []SizeSummary {
 		}
 		k := key{n, name, r.Seed}
 		windows[k]++
+		if !isBound(name) {
+			hiPods[sizeSched{n, name}] += r.Result.HighPrioCensored.Count
+			hiNever[sizeSched{n, name}] += r.Result.HighPrioCensored.Censored
+		}
 		if sums[k] == nil {
 			sums[k], counts[k] = make([]float64, len(metrics)), make([]int, len(metrics))
 		}
@@ -181,6 +202,14 @@ func Summarise(rows []Row, metrics []Metric) []SizeSummary {
 	var out []SizeSummary
 	for _, n := range sizes {
 		t := SizeSummary{Nodes: n, Seeds: len(seeds[n]), Windows: windows[key{n, names[n][0], seeds[n][0]}], Schedulers: names[n]}
+		t.HiUnbound = math.NaN()
+		for _, name := range names[n] {
+			if c := hiPods[sizeSched{n, name}]; c > 0 {
+				if sh := float64(hiNever[sizeSched{n, name}]) / float64(c); math.IsNaN(t.HiUnbound) || sh > t.HiUnbound {
+					t.HiUnbound, t.HiUnboundBy = sh, name
+				}
+			}
+		}
 		// perSeed[s][m][k]: scheduler s, metric m, seed k
 		perSeed := make([][][]float64, len(names[n]))
 		for s, name := range names[n] {
@@ -320,6 +349,11 @@ func WriteSummary(w io.Writer, title string, tables []SizeSummary, metrics []Met
 		}
 		if err := writeAligned(&b, header, body); err != nil {
 			return err
+		}
+		if t.HiUnbound > censoredP95Limit && slices.ContainsFunc(metrics, func(m Metric) bool { return m.Key == "high_prio_pending_p95_censored_ms" }) {
+			fmt.Fprintf(&b, "note: %.0f%% of high-priority pods never bound (%s): hi p95 s is then a quantile of their\n"+
+				"waits to the window's end, ordering schedulers by when they arrived; compare sla/1k (docs/suite.md)\n",
+				100*t.HiUnbound, t.HiUnboundBy)
 		}
 		fmt.Fprintf(&b, "difference against the best heuristic of each column (=), paired by seed (! the 95%% CI excludes 0)\n")
 		if err := writeAligned(&b, header, diff); err != nil {

@@ -145,3 +145,46 @@ func TestSummariseFluid(t *testing.T) {
 		t.Errorf("admission bound's variance %+v; want n/a (it bounds unschedulable pods only)", c[2][1])
 	}
 }
+
+// TestSummaryCensoredNote: the table says under it when more than 5% of
+// the high-priority pods of some scheduler were never bound (there the
+// censored p95 orders schedulers by arrival times), and only then.
+func TestSummaryCensoredNote(t *testing.T) {
+	rows := func(neverA, neverB int) []Row {
+		var rs []Row
+		for seed := uint64(1); seed <= 2; seed++ {
+			for name, never := range map[string]int{"kube-default-nospread": neverA, "tetris": neverB} {
+				r := &sim.Result{Scheduler: name, Unschedulable: int64(never)}
+				r.HighPrioCensored = sim.Latency{Count: 100, Censored: never}
+				rs = append(rs, Row{Nodes: 20, Seed: seed, Workload: "w", Result: r})
+			}
+		}
+		return rs
+	}
+	// 12 of 200 pods (6%) for kube-default-nospread, 8 of 200 for tetris
+	tab := Summarise(rows(6, 4), Focused)
+	if got := tab[0].HiUnbound; math.Abs(got-0.06) > 1e-12 || tab[0].HiUnboundBy != "kube-default-nospread" {
+		t.Errorf("hi unbound %v by %q; want 0.06 by kube-default-nospread", got, tab[0].HiUnboundBy)
+	}
+	var b strings.Builder
+	if err := WriteSummary(&b, "x", tab, Focused, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := "note: 6% of high-priority pods never bound (kube-default-nospread)"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if n := len([]rune(line)); n > 120 {
+			t.Errorf("line of %d characters:\n%s", n, line)
+		}
+	}
+	// 5% exactly: the p95 is still a bound pod's wait or the first
+	// censored one; no note
+	b.Reset()
+	if err := WriteSummary(&b, "x", Summarise(rows(5, 4), Focused), Focused, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "note:") {
+		t.Errorf("a note at 5%%:\n%s", b.String())
+	}
+}

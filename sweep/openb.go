@@ -8,10 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
+	"github.com/schollz/progressbar/v3"
 	"gopkg.in/yaml.v3"
 
+	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/internal/atomicfile"
 	"github.com/kubesim/kubesim/sched"
@@ -49,6 +52,11 @@ type OpenbSpec struct {
 	// the GPU allocation any placement reaches (sim.GPUBoundCurve) on the
 	// run's arrival order, and the summary's Headroom table.
 	Bound bool `yaml:"bound,omitempty"`
+	// Policies are trained GPU policies, each a row after the schedulers
+	// (OpenbPolicy), and Reference the heuristic they are paired against
+	// in the summary's policy table (default fgd; one of Schedulers).
+	Policies  []OpenbPolicy `yaml:"policies,omitempty"`
+	Reference string        `yaml:"reference,omitempty"`
 
 	dir string // the file's folder
 }
@@ -121,7 +129,7 @@ func (s *OpenbSpec) Validate() error {
 		}
 		seen[p] = true
 	}
-	return nil
+	return s.validatePolicies()
 }
 
 func (s *OpenbSpec) path(p string) string {
@@ -143,12 +151,17 @@ type OpenbOptions struct {
 	Out     string    // output folder
 	Jobs    int       // (pod list, seed) cells at once
 	Summary io.Writer // where the summary is printed too (nil: nowhere)
+	// Progress, when not nil, shows a progress bar over cells.
+	Progress io.Writer
 }
 
 // OpenbResult is what RunOpenb did.
 type OpenbResult struct {
-	Runs    []OpenbRun // by pod list, seed, scheduler (the spec's orders), then the bound when the spec asks for it
+	Runs    []OpenbRun // by pod list, seed, scheduler (the spec's orders), then the policies, then the bound when the spec asks for it
 	Elapsed time.Duration
+	// Cached counts the (pod list, seed) cells read from the output
+	// folder's cells/ instead of run.
+	Cached int
 }
 
 // RunOpenb runs every pod list under every scheduler and seed (each
@@ -177,15 +190,40 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 			return nil, err
 		}
 	}
-	nS, nSeeds := len(s.Schedulers), len(s.Seeds)
-	stride := nS // runs per cell: the schedulers, then the bound
+	pl, err := planOpenb(s)
+	if err != nil {
+		return nil, err
+	}
+	nS, nP, nSeeds := len(s.Schedulers), len(s.Policies), len(s.Seeds)
+	stride := nS + nP // runs per cell: the schedulers, the policies, then the bound
 	if s.Bound {
 		stride++
 	}
 	runs := make([]OpenbRun, len(ws)*nSeeds*stride)
+	var bar *progressbar.ProgressBar
+	if opts.Progress != nil {
+		bar = progressbar.NewOptions(len(ws)*nSeeds, progressbar.OptionSetWriter(opts.Progress),
+			progressbar.OptionSetDescription(s.Name+" cells"), progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
+			progressbar.OptionClearOnFinish())
+	}
+	var cached atomic.Int64
 	jobs := max(opts.Jobs, 1)
-	err := parallel(ctx, jobs, len(ws)*nSeeds, func(cell int) error {
-		w, seed := ws[cell/nSeeds], s.Seeds[cell%nSeeds]
+	err = parallel(ctx, jobs, len(ws)*nSeeds, func(cell int) error {
+		w, list, seed := ws[cell/nSeeds], s.PodLists[cell/nSeeds], s.Seeds[cell%nSeeds]
+		out := runs[cell*stride : (cell+1)*stride]
+		key, path := pl.cellKey(s, list, seed), ""
+		if opts.Out != "" {
+			path = openbCellPath(opts.Out, list, seed)
+			if rs, ok := readOpenbCell(path, key, stride); ok {
+				copy(out, rs)
+				cached.Add(1)
+				if bar != nil {
+					bar.Add(1)
+				}
+				return nil
+			}
+		}
 		order, rank := sim.GPUArrivals(w, s.Inflate, seed)
 		base := sim.NewGPUCluster(w, rank)
 		for k, name := range s.Schedulers {
@@ -197,21 +235,44 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 			if err != nil {
 				return err
 			}
-			runs[cell*stride+k] = OpenbRun{PodList: s.PodLists[cell/nSeeds], Seed: seed, GPUResult: r}
+			out[k] = OpenbRun{PodList: list, Seed: seed, GPUResult: r}
+		}
+		for k, p := range s.Policies {
+			// a policy per cell: its row cache is not shared between jobs
+			pol, cfg, err := agent.LoadGPU(s.path(p.Checkpoint))
+			if err != nil {
+				return fmt.Errorf("policies[%d] (%s): %w", k, p.Name, err)
+			}
+			r, err := agent.EvaluateGPU(ctx, pol, cfg, w, s.Inflate, seed, p.Name)
+			if err != nil {
+				return fmt.Errorf("policy %s, pod list %s, seed %d: %w", p.Name, list, seed, err)
+			}
+			out[nS+k] = OpenbRun{PodList: list, Seed: seed, GPUResult: r}
 		}
 		if s.Bound {
 			b, err := boundRun(w, order)
 			if err != nil {
-				return fmt.Errorf("pod list %s, seed %d: %w", s.PodLists[cell/nSeeds], seed, err)
+				return fmt.Errorf("pod list %s, seed %d: %w", list, seed, err)
 			}
-			runs[cell*stride+nS] = OpenbRun{PodList: s.PodLists[cell/nSeeds], Seed: seed, GPUResult: b}
+			out[nS+nP] = OpenbRun{PodList: list, Seed: seed, GPUResult: b}
 		}
-		return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if path != "" {
+			if err := writeOpenbCell(path, key, out); err != nil {
+				return err
+			}
+		}
+		if bar != nil {
+			bar.Add(1)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	res := &OpenbResult{Runs: runs, Elapsed: time.Since(start)}
+	res := &OpenbResult{Runs: runs, Elapsed: time.Since(start), Cached: int(cached.Load())}
 	if opts.Out == "" {
 		return res, nil
 	}

@@ -37,12 +37,16 @@ func boundRun(w *sim.GPUWorkload, order []int32) (sim.GPUResult, error) {
 }
 
 // openbRows is the rows of the summary's tables: the spec's schedulers,
-// then the bound when the spec asks for it.
+// then the policies, then the bound when the spec asks for it.
 func openbRows(s *OpenbSpec) []string {
-	if !s.Bound {
-		return s.Schedulers
+	rows := slices.Clone(s.Schedulers)
+	for _, p := range s.Policies {
+		rows = append(rows, p.Name)
 	}
-	return append(append([]string(nil), s.Schedulers...), BoundName)
+	if s.Bound {
+		rows = append(rows, BoundName)
+	}
+	return rows
 }
 
 // writeHeadroom writes the Headroom table: per pod list, FGD's GPU

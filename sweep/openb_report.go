@@ -226,6 +226,7 @@ func OpenbSummary(s *OpenbSpec, runs []OpenbRun, exp *Expected) string {
 		}
 	}
 	writeHeadroom(&b, s, alloc)
+	writePolicyTable(&b, s, alloc)
 	if exp == nil {
 		return b.String()
 	}

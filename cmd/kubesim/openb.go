@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ import (
 // openb (FGD's experiment, sweep.RunOpenb) and reports done; files of
 // other modes are left to the general sweep. Mixing the two, or sharding
 // an openb file, is a usage error.
-func runOpenbSweeps(cmd *cobra.Command, files []string, out string, jobs int, sharded bool) (done bool, err error) {
+func runOpenbSweeps(cmd *cobra.Command, files []string, out string, jobs int, progress io.Writer, sharded bool) (done bool, err error) {
 	n := 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -50,11 +51,11 @@ func runOpenbSweeps(cmd *cobra.Command, files []string, out string, jobs int, sh
 		if o == "" {
 			o = filepath.Join("results", s.Name)
 		}
-		res, err := sweep.RunOpenb(cmd.Context(), s, sweep.OpenbOptions{Out: o, Jobs: jobs, Summary: cmd.OutOrStdout()})
+		res, err := sweep.RunOpenb(cmd.Context(), s, sweep.OpenbOptions{Out: o, Jobs: jobs, Summary: cmd.OutOrStdout(), Progress: progress})
 		if err != nil {
 			return true, fmt.Errorf("%s: %w", f, err)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "sweep %s: %d runs in %s; outputs in %s\n", s.Name, len(res.Runs), res.Elapsed.Round(1e7), o)
+		fmt.Fprintf(cmd.ErrOrStderr(), "sweep %s: %d runs in %s (%d cells from %s/cells); outputs in %s\n", s.Name, len(res.Runs), res.Elapsed.Round(1e7), res.Cached, o, o)
 	}
 	return true, nil
 }

@@ -54,7 +54,7 @@ shard (--k8s-shards), each running its shard on a shared volume. docs/sweep.md h
 			if term.IsTerminal(int(os.Stderr.Fd())) {
 				opts.Progress = os.Stderr
 			}
-			if done, err := runOpenbSweeps(cmd, files, out, jobs, shard != "" || emit); done || err != nil {
+			if done, err := runOpenbSweeps(cmd, files, out, jobs, opts.Progress, shard != "" || emit); done || err != nil {
 				return err
 			}
 			specs := make([]*sweep.Spec, len(files))

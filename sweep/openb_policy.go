@@ -1,0 +1,294 @@
+package sweep
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kubesim/kubesim/agent"
+	"github.com/kubesim/kubesim/internal/atomicfile"
+	"github.com/kubesim/kubesim/sim"
+)
+
+// OpenbPolicy is a trained GPU policy's row in an openb experiment: the
+// checkpoint (agent.LoadGPU) run greedily on every pod list and seed, on
+// the same arrivals as the heuristics (agent.EvaluateGPU), under the row
+// name Name.
+type OpenbPolicy struct {
+	Name string `yaml:"name"`
+	// Checkpoint is the GPU policy's checkpoint, relative to the file's
+	// folder.
+	Checkpoint string `yaml:"checkpoint"`
+}
+
+// validatePolicies checks the policies and the reference they are paired
+// against; errors name the key.
+func (s *OpenbSpec) validatePolicies() error {
+	names := map[string]bool{BoundName: true}
+	for _, n := range s.Schedulers {
+		names[n] = true
+	}
+	for i, p := range s.Policies {
+		switch {
+		case p.Name == "" || strings.ContainsAny(p.Name, " /\t"):
+			return fmt.Errorf("policies[%d].name = %q: want a row name without spaces or slashes", i, p.Name)
+		case names[p.Name]:
+			return fmt.Errorf("policies[%d].name = %q: already a row (a scheduler, the bound or another policy)", i, p.Name)
+		case p.Checkpoint == "":
+			return fmt.Errorf("policies[%d].checkpoint: empty", i)
+		}
+		names[p.Name] = true
+	}
+	if len(s.Policies) == 0 {
+		return nil
+	}
+	if s.Reference == "" {
+		s.Reference = "fgd"
+	}
+	if !slices.Contains(s.Schedulers, s.Reference) {
+		return fmt.Errorf("reference = %q: not among schedulers %v (the heuristic each policy is paired against)", s.Reference, s.Schedulers)
+	}
+	return nil
+}
+
+// openbCellKey is everything that determines an openb cell's runs: the
+// code, the trace files' contents, the pod list and seed, the rows and
+// the policies' checkpoint contents.
+type openbCellKey struct {
+	Code       string
+	Nodes      string // SHA-256 of the node list file
+	PodList    string // SHA-256 of the pod list file
+	Seed       uint64
+	Inflate    float64
+	Schedulers []string
+	Policies   []string // name=SHA-256 of the checkpoint
+	Bound      bool
+}
+
+// openbCell is a cached cell: its key's hash and its runs.
+type openbCell struct {
+	Key  string    `json:"key"`
+	Runs []cellRun `json:"runs"`
+}
+
+// openbPlan holds what the cells' keys share: the trace files' and the
+// checkpoints' hashes, computed once.
+type openbPlan struct {
+	nodes    string
+	podLists map[string]string
+	policies []string
+}
+
+// planOpenb hashes the spec's files and checks that every policy's
+// checkpoint loads as a GPU policy.
+func planOpenb(s *OpenbSpec) (*openbPlan, error) {
+	pl := &openbPlan{podLists: map[string]string{}}
+	var err error
+	if pl.nodes, err = fileHash(filepath.Join(s.path(s.Dir), s.Nodes)); err != nil {
+		return nil, fmt.Errorf("node list: %w", err)
+	}
+	for _, p := range s.PodLists {
+		if pl.podLists[p], err = fileHash(filepath.Join(s.path(s.Dir), "openb_pod_list_"+p+".csv")); err != nil {
+			return nil, fmt.Errorf("pod list %s: %w", p, err)
+		}
+	}
+	for i, p := range s.Policies {
+		path := s.path(p.Checkpoint)
+		if _, _, err := agent.LoadGPU(path); err != nil {
+			return nil, fmt.Errorf("policies[%d] (%s): %w", i, p.Name, err)
+		}
+		h, err := fileHash(path)
+		if err != nil {
+			return nil, fmt.Errorf("policies[%d] (%s): %w", i, p.Name, err)
+		}
+		pl.policies = append(pl.policies, p.Name+"="+h)
+	}
+	return pl, nil
+}
+
+// cellKey is the hash a cell's runs are cached under.
+func (pl *openbPlan) cellKey(s *OpenbSpec, podList string, seed uint64) string {
+	k := openbCellKey{Code: CurrentBuild().Code, Nodes: pl.nodes, PodList: pl.podLists[podList], Seed: seed,
+		Inflate: s.Inflate, Schedulers: s.Schedulers, Policies: pl.policies, Bound: s.Bound}
+	b, _ := json.Marshal(k) // plain fields: cannot fail
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:16])
+}
+
+// cellPath is where a cell's runs are cached in the output folder.
+func openbCellPath(out, podList string, seed uint64) string {
+	return filepath.Join(out, "cells", fmt.Sprintf("%s-%d.json", podList, seed))
+}
+
+// readOpenbCell returns a cached cell's runs when the file exists and has
+// key; a missing file, another key or a corrupt file reads as not cached
+// (the cell runs again and its file is replaced).
+func readOpenbCell(path, key string, want int) ([]OpenbRun, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var c openbCell
+	if json.Unmarshal(b, &c) != nil || c.Key != key || len(c.Runs) != want {
+		return nil, false
+	}
+	runs := make([]OpenbRun, len(c.Runs))
+	for i, r := range c.Runs {
+		runs[i] = r.run()
+	}
+	return runs, true
+}
+
+// writeOpenbCell writes a cell's runs atomically.
+func writeOpenbCell(path, key string, runs []OpenbRun) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("cells folder: %w", err)
+	}
+	c := openbCell{Key: key}
+	for _, r := range runs {
+		c.Runs = append(c.Runs, toCellRun(r))
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("encoding cell %s: %w", filepath.Base(path), err)
+	}
+	return atomicfile.WriteBytes(path, b)
+}
+
+// cellRun is a run as a cell file keeps it: every float at full
+// precision (sim.Curve's JSON rounds to 4 decimals), NaN as null.
+type cellRun struct {
+	PodList    string     `json:"pod_list"`
+	Seed       uint64     `json:"seed"`
+	Scheduler  string     `json:"scheduler"`
+	Pods       int        `json:"pods"`
+	Placed     int        `json:"placed"`
+	Failed     int        `json:"failed"`
+	GPUs       int64      `json:"gpus"`
+	ArrivedPct *float64   `json:"arrived_pct"`
+	AllocPct   *float64   `json:"alloc_pct"`
+	Alloc      []*float64 `json:"gpu_alloc_curve"`
+	Frag       []*float64 `json:"gpu_frag_curve"`
+}
+
+func nullable(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func orNaN(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func toCellRun(r OpenbRun) cellRun {
+	c := cellRun{PodList: r.PodList, Seed: r.Seed, Scheduler: r.Scheduler, Pods: r.Pods, Placed: r.Placed, Failed: r.Failed,
+		GPUs: r.GPUs, ArrivedPct: nullable(r.ArrivedPct), AllocPct: nullable(r.AllocPct)}
+	for _, v := range r.AllocCurve {
+		c.Alloc = append(c.Alloc, nullable(v))
+	}
+	for _, v := range r.FragCurve {
+		c.Frag = append(c.Frag, nullable(v))
+	}
+	return c
+}
+
+func (c cellRun) run() OpenbRun {
+	r := OpenbRun{PodList: c.PodList, Seed: c.Seed, GPUResult: sim.GPUResult{Scheduler: c.Scheduler, Pods: c.Pods, Placed: c.Placed,
+		Failed: c.Failed, GPUs: c.GPUs, ArrivedPct: orNaN(c.ArrivedPct), AllocPct: orNaN(c.AllocPct)}}
+	if c.Alloc != nil {
+		r.AllocCurve = make(sim.Curve, len(c.Alloc))
+		for i, p := range c.Alloc {
+			r.AllocCurve[i] = orNaN(p)
+		}
+	}
+	if c.Frag != nil {
+		r.FragCurve = make(sim.Curve, len(c.Frag))
+		for i, p := range c.Frag {
+			r.FragCurve[i] = orNaN(p)
+		}
+	}
+	return r
+}
+
+// writePolicyTable writes, for each policy, its GPU allocation against
+// the reference heuristic's at 100% and 130% arrived, paired by seed (the
+// same arrivals), per pod list: the means, the difference with a 95%
+// interval, and the change in unallocated GPUs ("x% fewer": the mean
+// difference over the reference's unallocated share, as issue 27 counts
+// it); then how many lists it is worse or better on with an interval that
+// excludes zero.
+func writePolicyTable(b *strings.Builder, s *OpenbSpec, alloc map[[2]string][]sim.Curve) {
+	if len(s.Policies) == 0 {
+		return
+	}
+	ref := s.Reference
+	fmt.Fprintf(b, "\n## Policies against %s, paired by seed\n\n", ref)
+	fmt.Fprintf(b, "GPU allocation in %% of the GPUs; Δ = policy - %s on the same arrivals, mean and 95%% interval over the seeds "+
+		"(bold where it excludes 0); unallocated: the mean Δ over %s's unallocated share, in %% fewer unallocated GPUs.\n", ref, ref)
+	for _, p := range s.Policies {
+		fmt.Fprintf(b, "\n### %s (`%s`)\n\n", p.Name, p.Checkpoint)
+		fmt.Fprintf(b, "| pod list | seeds | %s @100%% | %s @100%% | Δ @100%% | unallocated @100%% | %s @130%% | %s @130%% | Δ @130%% |\n",
+			ref, p.Name, ref, p.Name)
+		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+		worse, better := 0, 0
+		for _, l := range s.PodLists {
+			var d [2]Interval
+			var rm, pm [2]float64
+			n := 0
+			for i, k := range []int{100, 130} {
+				rc, pc := alloc[[2]string{l, ref}], alloc[[2]string{l, p.Name}]
+				r, q := at(rc, k), at(pc, k)
+				n = min(len(r), len(q))
+				d[i] = PairedCI(q[:n], r[:n])
+				rm[i], pm[i] = MeanCI(r[:n]).Mean, MeanCI(q[:n]).Mean
+			}
+			if d[0].Excludes0() {
+				if d[0].Mean < 0 {
+					worse++
+				} else {
+					better++
+				}
+			}
+			fmt.Fprintf(b, "| %s | %d | %.2f | %.2f | %s | %s | %.2f | %.2f | %s |\n", l, n, rm[0], pm[0], gpuDiff(d[0]),
+				fewer(d[0].Mean, rm[0]), rm[1], pm[1], gpuDiff(d[1]))
+		}
+		fmt.Fprintf(b, "\n%s: %d pod lists; below %s with an interval below zero on %d, above with an interval above zero on %d.\n",
+			p.Name, len(s.PodLists), ref, worse, better)
+	}
+}
+
+// gpuDiff prints a paired difference in points of GPU capacity, bold when
+// its interval excludes 0.
+func gpuDiff(iv Interval) string {
+	if math.IsNaN(iv.Mean) {
+		return "n/a"
+	}
+	t := fmt.Sprintf("%+.2f", iv.Mean)
+	if !math.IsNaN(iv.Half) {
+		t += fmt.Sprintf(" ± %.2f", iv.Half)
+	}
+	if iv.Excludes0() {
+		t = "**" + t + "**"
+	}
+	return t
+}
+
+// fewer is the change in unallocated GPUs: d points more allocation over
+// the reference's unallocated 100 - ref, in percent.
+func fewer(d, ref float64) string {
+	if math.IsNaN(d) || math.IsNaN(ref) || ref >= 100 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*d/(100-ref))
+}

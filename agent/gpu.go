@@ -82,7 +82,7 @@ func (a *GPUActor) Act(obs *env.Obs) (int, error) {
 // under the name name.
 func EvaluateGPU(ctx context.Context, pol *model.Policy, cfg env.GPUConfig, w *sim.GPUWorkload, inflate float64, seed uint64, name string) (sim.GPUResult, error) {
 	// the pod list as it is: no subcluster, no drawn model constraints
-	cfg.Inflate, cfg.MinNodes, cfg.MaxNodes, cfg.SpecRate = inflate, 0, 0, 0
+	cfg.Inflate, cfg.MinNodes, cfg.MaxNodes, cfg.SpecRate, cfg.ScarceRate = inflate, 0, 0, 0, 0
 	e, err := env.NewGPUEnv(cfg, w)
 	if err != nil {
 		return sim.GPUResult{}, err

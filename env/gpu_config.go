@@ -51,6 +51,13 @@ type GPUConfig struct {
 	// theirs. 0 (the default) leaves the pod list as it is; an evaluation
 	// (agent.EvaluateGPU) always runs with 0.
 	SpecRate float64 `yaml:"spec_rate" json:"spec_rate,omitempty"`
+	// ScarceRate, in [0, 1], is the share of training episodes in which one
+	// GPU model of the episode's (sub)cluster is made scarce at Reset
+	// (ScarceWorkload: unconstrained GPU pods pinned to one drawn model
+	// until by 100% arrived they ask 0.5-1.3x its GPUs), drawn from the
+	// episode's seed, before SpecRate's constraints. 0 (the default) never
+	// does; an evaluation (agent.EvaluateGPU) always runs with 0.
+	ScarceRate float64 `yaml:"scarce_rate" json:"scarce_rate,omitempty"`
 }
 
 // DefaultGPUConfig is FGD's experiment on the whole cluster with FGD's GPU
@@ -85,6 +92,8 @@ func (c *GPUConfig) Validate() error {
 		return bad("prior_pending", c.PriorPending, "must be a finite number")
 	case !(c.SpecRate >= 0 && c.SpecRate <= 1):
 		return bad("spec_rate", c.SpecRate, "want a share of the GPU pods, 0 to 1")
+	case !(c.ScarceRate >= 0 && c.ScarceRate <= 1):
+		return bad("scarce_rate", c.ScarceRate, "want a share of the episodes, 0 to 1")
 	}
 	if _, err := sched.NewGPU(c.Select, 0); err != nil {
 		return bad("select", c.Select, "must be one of "+names)

@@ -29,7 +29,8 @@ import (
 // is the GPUs allocated at its end.
 //
 // Reset(seed) draws the subcluster (GPUConfig.MinNodes/MaxNodes) from the
-// seed, the model constraints of GPUConfig.SpecRate (withSpecs), then the arrivals and tie-break ranks (sim.GPUArrivals with the
+// seed, a scarce model (GPUConfig.ScarceRate, withScarce), the model
+// constraints of GPUConfig.SpecRate (withSpecs), then the arrivals and tie-break ranks (sim.GPUArrivals with the
 // same seed): the same seed and actions give the same episode, bit for bit.
 // It is not safe for concurrent use.
 type GPUEnv struct {
@@ -121,6 +122,7 @@ func (e *GPUEnv) Reset(seed uint64) (*Obs, error) {
 		}
 		e.sub = sub
 	}
+	e.sub = withScarce(e.sub, e.cfg.ScarceRate, seed)
 	e.sub = withSpecs(e.sub, e.specModels, e.cfg.SpecRate, seed)
 	order, rank := sim.GPUArrivals(e.sub, e.cfg.Inflate, seed)
 	if len(order) == 0 {

@@ -45,6 +45,11 @@ type GPUOptions struct {
 	// allocation at 100% arrived. Training never draws them.
 	ValSeeds   []uint64
 	ValInflate float64
+	// ValScarce adds, for each validation seed, an episode of the same
+	// seed on env.ScarceWorkload(w, seed) (one model made scarce): the
+	// score is then the mean over twice as many episodes, so that selection
+	// sees what model constraints do to a policy.
+	ValScarce bool
 }
 
 // GPUSummary is what a GPU training run did.
@@ -74,8 +79,12 @@ const (
 // cfg.AnnealLR. Rewards are the environment's, unscaled
 // (cfg.NormalizeReward is not supported). Every cfg.EvalFreq steps the
 // greedy policy runs on opts.ValSeeds (agent.EvaluateGPU on the whole
-// cluster) and the best is kept as best.ckpt. The run stops with its
-// context after saving last.ckpt.
+// cluster; with opts.ValScarce also on a scarce-model draw of each seed)
+// and the best is kept as best.ckpt. A fresh run validates its untrained
+// start first (with ppo.prior and zero_init, the prior itself: FGD) and
+// saves it as the first best.ckpt, so that a run which only gets worse
+// ships its start; later policies replace it only with a strictly higher
+// score. The run stops with its context after saving last.ckpt.
 func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkload, opts GPUOptions) (GPUSummary, error) {
 	start := time.Now()
 	sum := GPUSummary{BestVal: math.NaN(), SelectVal: math.NaN()}
@@ -215,6 +224,23 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 		epReturn   []float64
 		epRet      = make([]float64, K)
 	)
+	// the untrained start is the first selection candidate
+	if cfg.EvalFreq > 0 && opts.Resume == "" && upd == 0 {
+		v, err := validateGPU(ctx, pol, ec, w, opts)
+		if err != nil {
+			return sum, fmt.Errorf("validating the start: %w", err)
+		}
+		if sum.SelectVal, err = selectValGPU(ec, w, opts); err != nil {
+			return sum, err
+		}
+		if err := logs.validation(0, 0, v, sum.SelectVal); err != nil {
+			return sum, err
+		}
+		best = v
+		if err := save(filepath.Join(opts.Out, BestCheckpoint), 0); err != nil {
+			return sum, err
+		}
+	}
 	mb := cfg.BatchSize
 	views := make([]env.Obs, mb)
 	mbActs, mbLogp, mbAdv, mbRet, mbVal := make([]int, mb), make([]float64, mb), make([]float64, mb), make([]float64, mb), make([]float64, mb)
@@ -369,18 +395,41 @@ func normalizeAdv(a []float64) {
 	}
 }
 
+// valEpisode is one validation episode: a workload and its seed.
+type valEpisode struct {
+	w    *sim.GPUWorkload
+	seed uint64
+}
+
+// valEpisodes are the validation episodes of opts: each seed on w, and
+// with opts.ValScarce also on a scarce-model draw of that seed.
+func valEpisodes(w *sim.GPUWorkload, opts GPUOptions) []valEpisode {
+	var eps []valEpisode
+	for _, seed := range opts.ValSeeds {
+		eps = append(eps, valEpisode{w, seed})
+	}
+	if opts.ValScarce {
+		for _, seed := range opts.ValSeeds {
+			sw, _ := env.ScarceWorkload(w, seed)
+			eps = append(eps, valEpisode{sw, seed})
+		}
+	}
+	return eps
+}
+
 // validateGPU is the greedy policy's mean allocation at 100% arrived on
-// the validation seeds.
+// the validation episodes.
 func validateGPU(ctx context.Context, pol *model.Policy, ec env.GPUConfig, w *sim.GPUWorkload, opts GPUOptions) (float64, error) {
 	var s float64
-	for _, seed := range opts.ValSeeds {
-		r, err := agent.EvaluateGPU(ctx, pol, ec, w, opts.ValInflate, seed, "ppo")
+	eps := valEpisodes(w, opts)
+	for _, ep := range eps {
+		r, err := agent.EvaluateGPU(ctx, pol, ec, ep.w, opts.ValInflate, ep.seed, "ppo")
 		if err != nil {
 			return 0, err
 		}
 		s += alloc100(r.AllocCurve)
 	}
-	return s / float64(len(opts.ValSeeds)), nil
+	return s / float64(len(eps)), nil
 }
 
 // alloc100 is a curve's value at 100% arrived, or, where a small cluster's
@@ -398,21 +447,22 @@ func alloc100(c sim.Curve) float64 {
 }
 
 // selectValGPU is the GPU-selection policy's own mean allocation at 100%
-// arrived on the validation seeds (FGD's, by default).
+// arrived on the validation episodes (FGD's, by default).
 func selectValGPU(ec env.GPUConfig, w *sim.GPUWorkload, opts GPUOptions) (float64, error) {
 	var s float64
-	for _, seed := range opts.ValSeeds {
-		sc, err := sched.NewGPU(ec.Select, seed)
+	eps := valEpisodes(w, opts)
+	for _, ep := range eps {
+		sc, err := sched.NewGPU(ec.Select, ep.seed)
 		if err != nil {
 			return 0, err
 		}
-		r, err := sim.RunGPU(w, sc, sim.GPURunConfig{Inflate: opts.ValInflate, Seed: seed})
+		r, err := sim.RunGPU(ep.w, sc, sim.GPURunConfig{Inflate: opts.ValInflate, Seed: ep.seed})
 		if err != nil {
 			return 0, err
 		}
 		s += alloc100(r.AllocCurve)
 	}
-	return s / float64(len(opts.ValSeeds)), nil
+	return s / float64(len(eps)), nil
 }
 
 // gpuLogs writes progress.csv and validation.csv.

@@ -37,6 +37,9 @@ type GPUTrainSpec struct {
 	Validation struct {
 		Seeds   []uint64 `yaml:"seeds"`
 		Inflate float64  `yaml:"inflate"`
+		// Scarce adds a scarce-model episode of each seed
+		// (ppo.GPUOptions.ValScarce, env.ScarceWorkload).
+		Scarce bool `yaml:"scarce"`
 	} `yaml:"validation"`
 
 	dir string
@@ -115,5 +118,5 @@ func (s *GPUTrainSpec) Workload() (*sim.GPUWorkload, error) {
 
 // Options returns the run's ppo.GPUOptions for the run folder out.
 func (s *GPUTrainSpec) Options(out, resume string) ppo.GPUOptions {
-	return ppo.GPUOptions{Out: out, Resume: resume, ValSeeds: s.Validation.Seeds, ValInflate: s.Validation.Inflate}
+	return ppo.GPUOptions{Out: out, Resume: resume, ValSeeds: s.Validation.Seeds, ValInflate: s.Validation.Inflate, ValScarce: s.Validation.Scarce}
 }

@@ -14,6 +14,16 @@ func TestParseGPUTrainSpec(t *testing.T) {
 	if s.PodList != "default" || s.Env.Inflate != 1.3 || s.Env.MaxNodes != 300 || !s.PPO.Prior || s.Validation.Inflate != 1.3 {
 		t.Errorf("spec %+v", s)
 	}
+	if o := s.Options("out", ""); o.ValScarce || len(o.ValSeeds) != 1 {
+		t.Errorf("options %+v; want one seed, no scarce episodes", o)
+	}
+	sc, err := ParseGPUTrainSpec([]byte(strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_rate: 0.5\n", 1) + "  scarce: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := sc.Options("out", ""); !o.ValScarce || sc.Env.ScarceRate != 0.5 {
+		t.Errorf("scarce spec: options %+v, scarce_rate %v; want scarce validation and 0.5", o, sc.Env.ScarceRate)
+	}
 	if !IsGPUTrainSpec([]byte(ok)) || IsGPUTrainSpec([]byte("name: g\n")) {
 		t.Error("IsGPUTrainSpec")
 	}
@@ -24,6 +34,7 @@ func TestParseGPUTrainSpec(t *testing.T) {
 		{strings.Replace(ok, "dir: x", "dir: \"\"", 1), "dir"},
 		{strings.Replace(ok, "prior: fgd", "prior: tetris", 1), "prior"},
 		{ok + "  bogus: 1\n", "bogus"},
+		{strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_rate: 2\n", 1), "scarce_rate"},
 	} {
 		if _, err := ParseGPUTrainSpec([]byte(bad.yaml)); err == nil || !strings.Contains(err.Error(), bad.key) {
 			t.Errorf("%q: error %v; want it to name %s", bad.yaml, err, bad.key)

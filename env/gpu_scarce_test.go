@@ -1,0 +1,142 @@
+package env
+
+import (
+	"math"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/kubesim/kubesim/sim"
+)
+
+// TestScarceWorkloadHandMade: two models, model 0 with 2 nodes of 4 GPUs
+// and model 1 with 1 node of 2 GPUs (10 GPUs in all), and 12 pods of 1
+// GPU, one of 4 GPUs (fits only model 0's nodes), one CPU-only pod and one
+// already pinned to model 1: demand 17 GPUs. Whatever model is drawn, the
+// pinned pods reach the target f x capacity/10 x 17 GPUs by less than one
+// pod, each pinned pod allows that model alone, the 4-GPU pod is never
+// pinned to model 1, and the other pods are untouched.
+func TestScarceWorkloadHandMade(t *testing.T) {
+	w := &sim.GPUWorkload{Name: "hand", Models: []string{"A", "B"},
+		Nodes: []sim.GPUNodeSpec{
+			{Name: "a1", CPU: 64000, Mem: 262144, GPUs: 4, Model: 0},
+			{Name: "a2", CPU: 64000, Mem: 262144, GPUs: 4, Model: 0},
+			{Name: "b1", CPU: 32000, Mem: 131072, GPUs: 2, Model: 1},
+			{Name: "cpu", CPU: 32000, Mem: 131072, GPUs: 0, Model: -1},
+		}}
+	for i := range 12 {
+		w.Pods = append(w.Pods, sim.GPUPodSpec{Name: "one" + string(rune('a'+i)), CPU: 1000, Mem: 1024, GPU: sim.GPURequest{Count: 1, Milli: sim.GPUMilli}})
+	}
+	w.Pods = append(w.Pods,
+		sim.GPUPodSpec{Name: "four", CPU: 1000, Mem: 1024, GPU: sim.GPURequest{Count: 4, Milli: sim.GPUMilli}},
+		sim.GPUPodSpec{Name: "cpuonly", CPU: 1000, Mem: 1024},
+		sim.GPUPodSpec{Name: "pinned", CPU: 1000, Mem: 1024, GPU: sim.GPURequest{Count: 1, Milli: sim.GPUMilli, Models: 1 << 1}},
+	)
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	before := slices.Clone(w.Pods)
+	seen := map[int8]int{}
+	for seed := range uint64(400) {
+		got, s := ScarceWorkload(w, seed)
+		seen[s.Model]++
+		wantGPUs := map[int8]int64{0: 8, 1: 2}[s.Model]
+		if s.GPUs != 10 || s.ModelGPUs != wantGPUs {
+			t.Fatalf("seed %d: model %d with %d of %d GPUs; want %d of 10", seed, s.Model, s.ModelGPUs, s.GPUs, wantGPUs)
+		}
+		if !(s.F >= 0.5 && s.F < 1.3) {
+			t.Fatalf("seed %d: f = %v, want [0.5, 1.3)", seed, s.F)
+		}
+		if want := int64(s.F * float64(wantGPUs) / 10 * 17000); s.TargetMilli != want {
+			t.Fatalf("seed %d: target %d milli; want %d", seed, s.TargetMilli, want)
+		}
+		var pinned int64
+		var n int
+		for i := range got.Pods {
+			p, q := got.Pods[i], w.Pods[i]
+			if p == q {
+				continue
+			}
+			if q.GPU.Count == 0 || q.GPU.Models != 0 || p.GPU.Models != 1<<uint(s.Model) {
+				t.Fatalf("seed %d: pod %s changed from %+v to %+v", seed, q.Name, q.GPU, p.GPU)
+			}
+			if q.Name == "four" && s.Model == 1 {
+				t.Fatalf("seed %d: the 4-GPU pod pinned to the 2-GPU model", seed)
+			}
+			p.GPU.Models = 0
+			if p != q {
+				t.Fatalf("seed %d: pod %s changed beyond its models", seed, q.Name)
+			}
+			pinned += q.GPU.Total()
+			n++
+		}
+		if pinned != s.PinnedMilli || n != s.Pods {
+			t.Fatalf("seed %d: %d pods, %d milli pinned; the draw says %d, %d", seed, n, pinned, s.Pods, s.PinnedMilli)
+		}
+		// the target is reached by less than one pod (4 GPUs at most), or
+		// every pod that could be pinned is
+		if pinned < s.TargetMilli || pinned >= s.TargetMilli+4000 {
+			if all := map[int8]int64{0: 16000, 1: 12000}[s.Model]; pinned == all {
+				continue // every pod that fits the model, all of them pinned
+			}
+			t.Fatalf("seed %d: %d milli pinned for a target of %d", seed, pinned, s.TargetMilli)
+		}
+	}
+	if !reflect.DeepEqual(w.Pods, before) {
+		t.Error("ScarceWorkload changed the workload it was given")
+	}
+	// the model is drawn in proportion to its GPUs: 8 of 10 for model 0
+	if f := float64(seen[0]) / 400; math.Abs(f-0.8) > 0.06 {
+		t.Errorf("model 0 drawn in %.3f of 400 seeds; want about 0.8", f)
+	}
+}
+
+// TestScarceWorkloadOpenb: on the default list and the whole openb
+// cluster the pinned demand is the drawn share of the list's GPU demand
+// (to within one pod), the draw is a function of the seed, and the
+// episodes of an environment with scarce_rate are scarce in that share of
+// its seeds; scarce_rate 0 keeps the workload's own pods.
+func TestScarceWorkloadOpenb(t *testing.T) {
+	w := openbDefault(t)
+	var demand int64
+	for i := range w.Pods {
+		demand += w.Pods[i].GPU.Total()
+	}
+	models := map[int8]bool{}
+	for seed := range uint64(20) {
+		got, s := ScarceWorkload(w, seed)
+		models[s.Model] = true
+		share := float64(s.PinnedMilli) / float64(demand)
+		want := s.F * float64(s.ModelGPUs) / float64(s.GPUs)
+		if share < want-1e-9 || share > want+8000/float64(demand) {
+			t.Errorf("seed %d: pinned %.4f of the demand; want %.4f (model %d, f %.2f)", seed, share, want, s.Model, s.F)
+		}
+		again, s2 := ScarceWorkload(w, seed)
+		if s2 != s || !reflect.DeepEqual(again.Pods, got.Pods) {
+			t.Fatalf("seed %d: two draws differ", seed)
+		}
+		if err := got.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(models) < 2 {
+		t.Errorf("20 seeds drew models %v; want several", models)
+	}
+	var scarce int
+	for seed := range uint64(200) {
+		if got := withScarce(w, 0.5, seed); got != w {
+			scarce++
+		}
+	}
+	if scarce < 80 || scarce > 120 {
+		t.Errorf("scarce_rate 0.5: %d of 200 episodes scarce", scarce)
+	}
+	if withScarce(w, 0, 3) != w {
+		t.Error("scarce_rate 0: not the workload itself")
+	}
+	bad := DefaultGPUConfig()
+	bad.ScarceRate = 1.5
+	if err := bad.Validate(); err == nil {
+		t.Error("scarce_rate 1.5 accepted")
+	}
+}

@@ -224,21 +224,34 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 		epReturn   []float64
 		epRet      = make([]float64, K)
 	)
-	// the untrained start is the first selection candidate
-	if cfg.EvalFreq > 0 && opts.Resume == "" && upd == 0 {
+	// validate scores the policy after done updates on the validation
+	// episodes, logs it beside the selection policy's score (computed once)
+	// and saves best.ckpt when it is strictly the best so far; validateGPU's
+	// errors, context.Canceled included, are returned as they are.
+	validate := func(done int64) error {
 		v, err := validateGPU(ctx, pol, ec, w, opts)
 		if err != nil {
+			return err
+		}
+		if math.IsNaN(sum.SelectVal) {
+			if sum.SelectVal, err = selectValGPU(ec, w, opts); err != nil {
+				return err
+			}
+		}
+		if err := logs.validation(done, steps, v, sum.SelectVal); err != nil {
+			return err
+		}
+		if v > best {
+			best = v
+			return save(filepath.Join(opts.Out, BestCheckpoint), done)
+		}
+		return nil
+	}
+	// the untrained start is the first selection candidate (a fresh run:
+	// best is -Inf, so the start is saved as best.ckpt)
+	if cfg.EvalFreq > 0 && opts.Resume == "" {
+		if err := validate(0); err != nil {
 			return sum, fmt.Errorf("validating the start: %w", err)
-		}
-		if sum.SelectVal, err = selectValGPU(ec, w, opts); err != nil {
-			return sum, err
-		}
-		if err := logs.validation(0, 0, v, sum.SelectVal); err != nil {
-			return sum, err
-		}
-		best = v
-		if err := save(filepath.Join(opts.Out, BestCheckpoint), 0); err != nil {
-			return sum, err
 		}
 	}
 	mb := cfg.BatchSize
@@ -331,28 +344,13 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 		}
 		// 3. validation, checkpoints
 		if cfg.EvalFreq > 0 && (steps/cfg.EvalFreq != (steps-int64(R))/cfg.EvalFreq || upd+1 == cfg.Updates) {
-			v, err := validateGPU(ctx, pol, ec, w, opts)
-			if err != nil {
+			if err := validate(upd + 1); err != nil {
 				if errors.Is(err, context.Canceled) {
 					sum.Interrupted = true
 					upd++
 					break
 				}
 				return sum, err
-			}
-			if math.IsNaN(sum.SelectVal) {
-				if sum.SelectVal, err = selectValGPU(ec, w, opts); err != nil {
-					return sum, err
-				}
-			}
-			if err := logs.validation(upd+1, steps, v, sum.SelectVal); err != nil {
-				return sum, err
-			}
-			if v > best {
-				best = v
-				if err := save(filepath.Join(opts.Out, BestCheckpoint), upd+1); err != nil {
-					return sum, err
-				}
 			}
 		}
 		if err := save(filepath.Join(opts.Out, LastCheckpoint), upd+1); err != nil {

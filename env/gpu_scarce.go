@@ -63,10 +63,7 @@ func scarce(w *sim.GPUWorkload, rng *rand.Rand) (*sim.GPUWorkload, Scarce) {
 		b := most[n.Model]
 		most[n.Model] = big{max(b.gpus, n.GPUs), max(b.cpu, n.CPU), max(b.mem, n.Mem)}
 	}
-	var demand int64
-	for i := range w.Pods {
-		demand += w.Pods[i].GPU.Total()
-	}
+	demand := w.GPUDemand()
 	if s.GPUs == 0 || demand == 0 {
 		return w, s
 	}

@@ -185,10 +185,7 @@ func GPUArrivals(w *GPUWorkload, inflate float64, seed uint64) (order, rank []in
 	if inflate <= 0 || n == 0 {
 		return order, nil
 	}
-	var demand int64
-	for i := range w.Pods {
-		demand += w.Pods[i].GPU.Total()
-	}
+	demand := w.GPUDemand()
 	target := inflate * float64(w.GPUCapacity()*GPUMilli)
 	switch {
 	case demand == 0:

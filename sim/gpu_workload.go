@@ -84,6 +84,16 @@ func (w *GPUWorkload) GPUCapacity() int64 {
 	return n
 }
 
+// GPUDemand returns the milli-GPU the pod list asks in all (each pod's
+// GPURequest.Total, summed).
+func (w *GPUWorkload) GPUDemand() int64 {
+	var d int64
+	for i := range w.Pods {
+		d += w.Pods[i].GPU.Total()
+	}
+	return d
+}
+
 // PodType is what FGD's artifact keys a pod's shape by: its CPU request and
 // its GPU request (count, milli, model constraint). Memory is not part of it.
 type PodType struct {

@@ -52,12 +52,24 @@ type GPUConfig struct {
 	// (agent.EvaluateGPU) always runs with 0.
 	SpecRate float64 `yaml:"spec_rate" json:"spec_rate,omitempty"`
 	// ScarceRate, in [0, 1], is the share of training episodes in which one
-	// GPU model of the episode's (sub)cluster is made scarce at Reset
-	// (ScarceWorkload: unconstrained GPU pods pinned to one drawn model
-	// until by 100% arrived they ask 0.5-1.3x its GPUs), drawn from the
+	// or more GPU models of the episode's (sub)cluster are made scarce at
+	// Reset (ScarceWorkload: unconstrained GPU pods pinned to drawn models
+	// until by 100% arrived they ask 0.5-1.3x their GPUs, or as
+	// ScarceModels and ScarceFMax say), drawn from the
 	// episode's seed, before SpecRate's constraints. 0 (the default) never
 	// does; an evaluation (agent.EvaluateGPU) always runs with 0.
 	ScarceRate float64 `yaml:"scarce_rate" json:"scarce_rate,omitempty"`
+	// ScarceModels and ScarceFMax shape a scarce episode's draw
+	// (ScarceDraw): k models, k uniform in 1..ScarceModels, each asked f x
+	// its GPUs, f uniform in [0.5, ScarceFMax). 0 and 0 (the defaults) are
+	// one model and 1.3.
+	ScarceModels int     `yaml:"scarce_models" json:"scarce_models,omitempty"`
+	ScarceFMax   float64 `yaml:"scarce_f_max" json:"scarce_f_max,omitempty"`
+}
+
+// ScarceDraw is the draw of a scarce episode (ScarceModels, ScarceFMax).
+func (c *GPUConfig) ScarceDraw() ScarceDraw {
+	return ScarceDraw{Models: c.ScarceModels, FMax: c.ScarceFMax}
 }
 
 // DefaultGPUConfig is FGD's experiment on the whole cluster with FGD's GPU
@@ -94,6 +106,10 @@ func (c *GPUConfig) Validate() error {
 		return bad("spec_rate", c.SpecRate, "want a share of the GPU pods, 0 to 1")
 	case !(c.ScarceRate >= 0 && c.ScarceRate <= 1):
 		return bad("scarce_rate", c.ScarceRate, "want a share of the episodes, 0 to 1")
+	case c.ScarceModels < 0 || c.ScarceModels > 64:
+		return bad("scarce_models", c.ScarceModels, "want 0 (one model) to 64")
+	case c.ScarceFMax != 0 && !(c.ScarceFMax > scarceFMin && c.ScarceFMax <= 10):
+		return bad("scarce_f_max", c.ScarceFMax, "want 0 (1.3) or a factor above 0.5, at most 10")
 	}
 	if _, err := sched.NewGPU(c.Select, 0); err != nil {
 		return bad("select", c.Select, "must be one of "+names)

@@ -122,7 +122,7 @@ func (e *GPUEnv) Reset(seed uint64) (*Obs, error) {
 		}
 		e.sub = sub
 	}
-	e.sub = withScarce(e.sub, e.cfg.ScarceRate, seed)
+	e.sub = withScarce(e.sub, e.cfg.ScarceRate, e.cfg.ScarceDraw(), seed)
 	e.sub = withSpecs(e.sub, e.specModels, e.cfg.SpecRate, seed)
 	order, rank := sim.GPUArrivals(e.sub, e.cfg.Inflate, seed)
 	if len(order) == 0 {

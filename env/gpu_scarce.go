@@ -11,8 +11,39 @@ import (
 // apart from the subcluster's and the gpu_spec's.
 const gpuScarceStream = 0x736361726365
 
-// Scarce describes one scarce-model draw (ScarceWorkload): the model whose
-// GPUs the pinned pods ask for, the drawn factor f and the pinned demand.
+// Defaults of a ScarceDraw's zero fields (round 3's draw: one model,
+// f in [0.5, 1.3]).
+const (
+	defaultScarceModels = 1
+	defaultScarceFMax   = 1.3
+	scarceFMin          = 0.5
+)
+
+// ScarceDraw says how a scarce-model episode is drawn (GPUConfig's
+// scarce_models and scarce_f_max): k models, k uniform in 1..Models
+// (0: 1), each with its own factor f uniform in [0.5, FMax) (0: 1.3).
+type ScarceDraw struct {
+	Models int
+	FMax   float64
+}
+
+func (d ScarceDraw) models() int {
+	if d.Models <= 0 {
+		return defaultScarceModels
+	}
+	return d.Models
+}
+
+func (d ScarceDraw) fmax() float64 {
+	if d.FMax <= 0 {
+		return defaultScarceFMax
+	}
+	return d.FMax
+}
+
+// Scarce describes one model of a scarce-model draw (ScarceWorkload): the
+// model whose GPUs the pinned pods ask for, the drawn factor f and the
+// pinned demand.
 type Scarce struct {
 	Model int8 // the scarce model (a node model of the workload)
 	// F is the drawn factor: the pinned pods ask about F x the model's GPUs
@@ -26,25 +57,28 @@ type Scarce struct {
 	Pods                     int // pods pinned
 }
 
-// ScarceWorkload returns w with one GPU model made scarce, drawn from seed
-// on a stream of its own: the model with probability proportional to its
-// GPUs in w, a factor f uniform in [0.5, 1.3], and then unconstrained GPU
-// pods of w, in a random order, pinned to that model alone until their GPU
-// demand reaches f x (the model's GPUs / w's GPUs) of the list's GPU
-// demand. Arrivals inflated to a multiple of the capacity keep the shares
-// of the list, so by 100% arrived the pinned pods ask about f x the
-// model's GPUs (on openb's gpuspec33, the T4-pinned pods ask about 1.25x
-// the T4 GPUs). Only pods that fit an empty node of the model (GPU count,
-// CPU and memory) are pinned. Everything comes from w: a training draw
-// reads no other pod list. w is not changed; the result has its own pod
-// slice. A workload without GPU nodes or GPU pods is returned as it is.
-func ScarceWorkload(w *sim.GPUWorkload, seed uint64) (*sim.GPUWorkload, Scarce) {
+// ScarceWorkload returns w with k GPU models made scarce (d: k uniform in
+// 1..d.Models), drawn from seed on a stream of its own: the models without
+// replacement, each with probability proportional to its GPUs among those
+// not yet drawn, a factor f uniform in [0.5, d.FMax) for each, and then
+// unconstrained GPU pods of w, in a random order, each pinned to the first
+// drawn model (in draw order) that it fits and whose pinned demand is
+// still below f x (the model's GPUs / w's GPUs) of the list's GPU demand,
+// until every model has reached its target. Arrivals inflated to a
+// multiple of the capacity keep the shares of the list, so by 100% arrived
+// the pods pinned to a model ask about f x its GPUs (on openb's gpuspec33,
+// the T4-pinned pods ask about 1.25x the T4 GPUs). A pod fits a model when
+// an empty node of it has the pod's GPU count, CPU and memory. Everything
+// comes from w: a training draw reads no other pod list. w is not changed;
+// the result has its own pod slice. A workload without GPU nodes or GPU
+// pods is returned as it is, with no Scarce. The zero ScarceDraw is round
+// 3's: one model, f in [0.5, 1.3).
+func ScarceWorkload(w *sim.GPUWorkload, seed uint64, d ScarceDraw) (*sim.GPUWorkload, []Scarce) {
 	rng := rand.New(rand.NewPCG(seed, gpuScarceStream))
-	return scarce(w, rng)
+	return scarce(w, rng, d)
 }
 
-func scarce(w *sim.GPUWorkload, rng *rand.Rand) (*sim.GPUWorkload, Scarce) {
-	var s Scarce
+func scarce(w *sim.GPUWorkload, rng *rand.Rand, d ScarceDraw) (*sim.GPUWorkload, []Scarce) {
 	// capacity per model, and the largest node of each model
 	type big struct {
 		gpus     int8
@@ -52,6 +86,7 @@ func scarce(w *sim.GPUWorkload, rng *rand.Rand) (*sim.GPUWorkload, Scarce) {
 	}
 	capm := map[int8]int64{}
 	most := map[int8]big{}
+	var gpus int64
 	models := nodeModels(w)
 	for i := range w.Nodes {
 		n := &w.Nodes[i]
@@ -59,49 +94,76 @@ func scarce(w *sim.GPUWorkload, rng *rand.Rand) (*sim.GPUWorkload, Scarce) {
 			continue
 		}
 		capm[n.Model] += int64(n.GPUs)
-		s.GPUs += int64(n.GPUs)
+		gpus += int64(n.GPUs)
 		b := most[n.Model]
 		most[n.Model] = big{max(b.gpus, n.GPUs), max(b.cpu, n.CPU), max(b.mem, n.Mem)}
 	}
 	demand := w.GPUDemand()
-	if s.GPUs == 0 || demand == 0 {
-		return w, s
+	if gpus == 0 || demand == 0 {
+		return w, nil
 	}
-	// the model, proportional to its GPUs (models in increasing id order)
-	r := rng.Int64N(s.GPUs)
-	s.Model = models[len(models)-1]
-	for _, m := range models {
-		if r < capm[m] {
+	// k is drawn only when more than one model may be: one model keeps
+	// round 3's sequence of draws
+	k := 1
+	if d.models() > 1 {
+		k = min(1+rng.IntN(d.models()), len(models))
+	}
+	var draw []Scarce
+	left := gpus // GPUs of the models not drawn yet
+	for range k {
+		// a model not drawn yet, proportional to its GPUs (increasing id order)
+		r := rng.Int64N(left)
+		var s Scarce
+		s.Model = -1
+		for _, m := range models {
+			if slices.ContainsFunc(draw, func(x Scarce) bool { return x.Model == m }) {
+				continue
+			}
 			s.Model = m
-			break
+			if r < capm[m] {
+				break
+			}
+			r -= capm[m]
 		}
-		r -= capm[m]
+		s.GPUs, s.ModelGPUs = gpus, capm[s.Model]
+		s.F = scarceFMin + (d.fmax()-scarceFMin)*rng.Float64()
+		s.TargetMilli = int64(s.F * float64(s.ModelGPUs) / float64(gpus) * float64(demand))
+		left -= s.ModelGPUs
+		draw = append(draw, s)
 	}
-	s.ModelGPUs = capm[s.Model]
-	s.F = 0.5 + 0.8*rng.Float64()
-	s.TargetMilli = int64(s.F * float64(s.ModelGPUs) / float64(s.GPUs) * float64(demand))
 	out := *w
 	out.Pods = slices.Clone(w.Pods)
-	b := most[s.Model]
+	open := k // models still below their target
 	for _, i := range rng.Perm(len(out.Pods)) {
-		if s.PinnedMilli >= s.TargetMilli {
+		if open == 0 {
 			break
 		}
 		p := &out.Pods[i]
-		if p.GPU.Count == 0 || p.GPU.Models != 0 || p.GPU.Count > b.gpus || p.CPU > b.cpu || p.Mem > b.mem {
+		if p.GPU.Count == 0 || p.GPU.Models != 0 {
 			continue
 		}
-		p.GPU.Models = 1 << uint(s.Model)
-		s.PinnedMilli += p.GPU.Total()
-		s.Pods++
+		for j := range draw {
+			s := &draw[j]
+			b := most[s.Model]
+			if s.PinnedMilli >= s.TargetMilli || p.GPU.Count > b.gpus || p.CPU > b.cpu || p.Mem > b.mem {
+				continue
+			}
+			p.GPU.Models = 1 << uint(s.Model)
+			s.PinnedMilli += p.GPU.Total()
+			s.Pods++
+			if s.PinnedMilli >= s.TargetMilli {
+				open--
+			}
+			break
+		}
 	}
-	return &out, s
+	return &out, draw
 }
 
-// withScarce makes a model scarce (ScarceWorkload) in an episode with
-// probability rate (GPUConfig.ScarceRate), the coin and the draw from seed
-// on the scarce stream; rate 0 returns w itself.
-func withScarce(w *sim.GPUWorkload, rate float64, seed uint64) *sim.GPUWorkload {
+// withScarce makes models scarce (ScarceWorkload with draw d) in an
+// episode with probability rate (GPUConfig.ScarceRate), the coin and the
+// draw from seed on the scarce stream; rate 0 returns w itself.
+func withScarce(w *sim.GPUWorkload, rate float64, d ScarceDraw, seed uint64) *sim.GPUWorkload {
 	if rate <= 0 {
 		return w
 	}
@@ -109,6 +171,6 @@ func withScarce(w *sim.GPUWorkload, rate float64, seed uint64) *sim.GPUWorkload 
 	if rng.Float64() >= rate {
 		return w
 	}
-	out, _ := scarce(w, rng)
+	out, _ := scarce(w, rng, d)
 	return out
 }

@@ -1,9 +1,11 @@
 package env
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kubesim/kubesim/sim"
@@ -38,7 +40,11 @@ func TestScarceWorkloadHandMade(t *testing.T) {
 	before := slices.Clone(w.Pods)
 	seen := map[int8]int{}
 	for seed := range uint64(400) {
-		got, s := ScarceWorkload(w, seed)
+		got, draw := ScarceWorkload(w, seed, ScarceDraw{})
+		if len(draw) != 1 {
+			t.Fatalf("seed %d: %d models drawn; the zero draw is one", seed, len(draw))
+		}
+		s := draw[0]
 		seen[s.Model]++
 		wantGPUs := map[int8]int64{0: 8, 1: 2}[s.Model]
 		if s.GPUs != 10 || s.ModelGPUs != wantGPUs {
@@ -104,15 +110,16 @@ func TestScarceWorkloadOpenb(t *testing.T) {
 	}
 	models := map[int8]bool{}
 	for seed := range uint64(20) {
-		got, s := ScarceWorkload(w, seed)
+		got, draw := ScarceWorkload(w, seed, ScarceDraw{})
+		s := draw[0]
 		models[s.Model] = true
 		share := float64(s.PinnedMilli) / float64(demand)
 		want := s.F * float64(s.ModelGPUs) / float64(s.GPUs)
 		if share < want-1e-9 || share > want+8000/float64(demand) {
 			t.Errorf("seed %d: pinned %.4f of the demand; want %.4f (model %d, f %.2f)", seed, share, want, s.Model, s.F)
 		}
-		again, s2 := ScarceWorkload(w, seed)
-		if s2 != s || !reflect.DeepEqual(again.Pods, got.Pods) {
+		again, d2 := ScarceWorkload(w, seed, ScarceDraw{Models: 1, FMax: 1.3})
+		if len(d2) != 1 || d2[0] != s || !reflect.DeepEqual(again.Pods, got.Pods) {
 			t.Fatalf("seed %d: two draws differ", seed)
 		}
 		if err := got.Validate(); err != nil {
@@ -124,19 +131,109 @@ func TestScarceWorkloadOpenb(t *testing.T) {
 	}
 	var scarce int
 	for seed := range uint64(200) {
-		if got := withScarce(w, 0.5, seed); got != w {
+		if got := withScarce(w, 0.5, ScarceDraw{}, seed); got != w {
 			scarce++
 		}
 	}
 	if scarce < 80 || scarce > 120 {
 		t.Errorf("scarce_rate 0.5: %d of 200 episodes scarce", scarce)
 	}
-	if withScarce(w, 0, 3) != w {
+	if withScarce(w, 0, ScarceDraw{}, 3) != w {
 		t.Error("scarce_rate 0: not the workload itself")
 	}
-	bad := DefaultGPUConfig()
-	bad.ScarceRate = 1.5
-	if err := bad.Validate(); err == nil {
-		t.Error("scarce_rate 1.5 accepted")
+	for key, set := range map[string]func(*GPUConfig){
+		"scarce_rate":   func(c *GPUConfig) { c.ScarceRate = 1.5 },
+		"scarce_models": func(c *GPUConfig) { c.ScarceModels = -1 },
+		"scarce_f_max":  func(c *GPUConfig) { c.ScarceFMax = 0.4 },
+	} {
+		bad := DefaultGPUConfig()
+		set(&bad)
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("bad %s: error %v", key, err)
+		}
+	}
+}
+
+// TestScarceWorkloadSeveralModels: three models of 8, 4 and 2 GPUs on
+// three nodes, 40 one-GPU pods and 4 two-GPU pods (48 GPUs asked of 14).
+// With scarce_models 3 and scarce_f_max 2, each draw names 1-3 distinct
+// models, k about uniform over 400 seeds; each model's f lies in [0.5, 2)
+// and its pinned pods reach its own target (f x its GPUs/14 x 48) by less
+// than one pod; every changed pod is a GPU pod pinned to one drawn model
+// alone, and the counts add up.
+func TestScarceWorkloadSeveralModels(t *testing.T) {
+	w := &sim.GPUWorkload{Name: "three", Models: []string{"A", "B", "C"},
+		Nodes: []sim.GPUNodeSpec{
+			{Name: "a", CPU: 64000, Mem: 262144, GPUs: 8, Model: 0},
+			{Name: "b", CPU: 64000, Mem: 262144, GPUs: 4, Model: 1},
+			{Name: "c", CPU: 64000, Mem: 262144, GPUs: 2, Model: 2},
+		}}
+	for i := range 44 {
+		n := int8(1)
+		if i >= 40 {
+			n = 2
+		}
+		w.Pods = append(w.Pods, sim.GPUPodSpec{Name: fmt.Sprintf("p%d", i), CPU: 1000, Mem: 1024, GPU: sim.GPURequest{Count: n, Milli: sim.GPUMilli}})
+	}
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	capm := map[int8]int64{0: 8, 1: 4, 2: 2}
+	ks := map[int]int{}
+	for seed := range uint64(400) {
+		got, draw := ScarceWorkload(w, seed, ScarceDraw{Models: 3, FMax: 2})
+		ks[len(draw)]++
+		if len(draw) < 1 || len(draw) > 3 {
+			t.Fatalf("seed %d: %d models drawn", seed, len(draw))
+		}
+		pinned := map[int8]int64{}
+		pods := map[int8]int{}
+		for i := range got.Pods {
+			p, q := got.Pods[i], w.Pods[i]
+			if p == q {
+				continue
+			}
+			k := slices.IndexFunc(draw, func(s Scarce) bool { return p.GPU.Models == 1<<uint(s.Model) })
+			if k < 0 {
+				t.Fatalf("seed %d: pod %s pinned to models %b, none drawn alone", seed, q.Name, p.GPU.Models)
+			}
+			pinned[draw[k].Model] += q.GPU.Total()
+			pods[draw[k].Model]++
+		}
+		for j, s := range draw {
+			for _, o := range draw[:j] {
+				if o.Model == s.Model {
+					t.Fatalf("seed %d: model %d drawn twice", seed, s.Model)
+				}
+			}
+			if !(s.F >= 0.5 && s.F < 2) {
+				t.Fatalf("seed %d: f = %v, want [0.5, 2)", seed, s.F)
+			}
+			if want := int64(s.F * float64(capm[s.Model]) / 14 * 48000); s.TargetMilli != want || s.ModelGPUs != capm[s.Model] || s.GPUs != 14 {
+				t.Fatalf("seed %d: %+v; want target %d", seed, s, want)
+			}
+			if pinned[s.Model] != s.PinnedMilli || pods[s.Model] != s.Pods {
+				t.Fatalf("seed %d: model %d: %d pods, %d milli pinned; the draw says %d, %d", seed, s.Model, pods[s.Model], pinned[s.Model], s.Pods, s.PinnedMilli)
+			}
+			// a target missed only when every pod is pinned (all 48 GPUs; every
+			// pod fits every model)
+			if s.PinnedMilli < s.TargetMilli {
+				var all int64
+				for _, v := range pinned {
+					all += v
+				}
+				if all != 48000 {
+					t.Fatalf("seed %d: model %d pinned %d milli of a target of %d with pods left", seed, s.Model, s.PinnedMilli, s.TargetMilli)
+				}
+			}
+			if s.PinnedMilli >= s.TargetMilli+2000 {
+				t.Fatalf("seed %d: model %d pinned %d milli, past its target %d by a pod or more", seed, s.Model, s.PinnedMilli, s.TargetMilli)
+			}
+		}
+	}
+	for k := 1; k <= 3; k++ {
+		if ks[k] < 100 || ks[k] > 170 {
+			t.Errorf("%d models drawn in %d of 400 seeds; want about a third", k, ks[k])
+		}
 	}
 }

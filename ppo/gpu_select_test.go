@@ -24,7 +24,7 @@ func TestTrainGPUStartIsCandidate(t *testing.T) {
 	ec.ScarceRate = 0.5
 	out := t.TempDir()
 	opts := GPUOptions{Out: out, ValSeeds: []uint64{1001, 1002}, ValInflate: 1.3, ValScarce: true}
-	eps := valEpisodes(w, opts)
+	eps := valEpisodes(w, ec, opts)
 	if len(eps) != 4 || eps[0].w != w || eps[2].w == w || eps[2].seed != 1001 || reflect.DeepEqual(eps[2].w.Pods, w.Pods) {
 		t.Fatalf("validation episodes: want the two seeds as they are, then a scarce draw of each")
 	}

@@ -46,7 +46,7 @@ type GPUOptions struct {
 	ValSeeds   []uint64
 	ValInflate float64
 	// ValScarce adds, for each validation seed, an episode of the same
-	// seed on env.ScarceWorkload(w, seed) (one model made scarce): the
+	// seed on env.ScarceWorkload (models made scarce as in training): the
 	// score is then the mean over twice as many episodes, so that selection
 	// sees what model constraints do to a policy.
 	ValScarce bool
@@ -400,15 +400,16 @@ type valEpisode struct {
 }
 
 // valEpisodes are the validation episodes of opts: each seed on w, and
-// with opts.ValScarce also on a scarce-model draw of that seed.
-func valEpisodes(w *sim.GPUWorkload, opts GPUOptions) []valEpisode {
+// with opts.ValScarce also on a scarce-model draw of that seed, drawn as
+// the training episodes are (ec's scarce_models and scarce_f_max).
+func valEpisodes(w *sim.GPUWorkload, ec env.GPUConfig, opts GPUOptions) []valEpisode {
 	var eps []valEpisode
 	for _, seed := range opts.ValSeeds {
 		eps = append(eps, valEpisode{w, seed})
 	}
 	if opts.ValScarce {
 		for _, seed := range opts.ValSeeds {
-			sw, _ := env.ScarceWorkload(w, seed)
+			sw, _ := env.ScarceWorkload(w, seed, ec.ScarceDraw())
 			eps = append(eps, valEpisode{sw, seed})
 		}
 	}
@@ -419,7 +420,7 @@ func valEpisodes(w *sim.GPUWorkload, opts GPUOptions) []valEpisode {
 // the validation episodes.
 func validateGPU(ctx context.Context, pol *model.Policy, ec env.GPUConfig, w *sim.GPUWorkload, opts GPUOptions) (float64, error) {
 	var s float64
-	eps := valEpisodes(w, opts)
+	eps := valEpisodes(w, ec, opts)
 	for _, ep := range eps {
 		r, err := agent.EvaluateGPU(ctx, pol, ec, ep.w, opts.ValInflate, ep.seed, "ppo")
 		if err != nil {
@@ -448,7 +449,7 @@ func alloc100(c sim.Curve) float64 {
 // arrived on the validation episodes (FGD's, by default).
 func selectValGPU(ec env.GPUConfig, w *sim.GPUWorkload, opts GPUOptions) (float64, error) {
 	var s float64
-	eps := valEpisodes(w, opts)
+	eps := valEpisodes(w, ec, opts)
 	for _, ep := range eps {
 		sc, err := sched.NewGPU(ec.Select, ep.seed)
 		if err != nil {

@@ -278,5 +278,25 @@ func (e *GPUEnv) Best() int {
 	return len(e.c.Nodes)
 }
 
+// Pod returns the current pod (the one the next Step decides; read-only),
+// or nil when the episode ended.
+func (e *GPUEnv) Pod() *sim.GPUPodSpec {
+	if e.st == nil || e.st.Done() {
+		return nil
+	}
+	_, p := e.st.Pod()
+	return p
+}
+
+// Arrived returns the GPU demand (milli) of the pods decided so far and
+// the episode's GPU capacity (milli): arrived/capacity is the x axis of
+// the allocation curve.
+func (e *GPUEnv) Arrived() (arrived, capacity int64) {
+	if e.st == nil {
+		return 0, 0
+	}
+	return e.st.ArrivedMilli(), e.st.CapacityMilli()
+}
+
 // Return is the reward summed over the episode so far.
 func (e *GPUEnv) Return() float64 { return e.ret }

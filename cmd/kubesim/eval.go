@@ -13,6 +13,7 @@ func newEvalCmd() *cobra.Command {
 	var (
 		f          replayFlags
 		checkpoint string
+		byModel    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -25,14 +26,23 @@ the cluster size with and without --trace.
 With --trace of a converted openb GPU trace and the checkpoint of a GPU policy (agent.LoadGPU; a
 CPU/memory checkpoint is refused, naming the feature widths), it runs FGD's experiment as replay
 does (--inflate, --seed) and adds the policy's run on the same arrivals as the row "ppo", with the
-same gpu_alloc_curve and gpu_frag_curve under --json.` + exitStatuses,
+same gpu_alloc_curve and gpu_frag_curve under --json. With --by-model it prints instead where FGD and
+the policy stand when the arrived GPU demand first reaches the capacity (agent.DiagnoseGPU): each GPU
+model's allocation and idle devices, the GPU pods failed so far by the models they allow, and how many
+of the policy's decisions left FGD's node (JSON objects under --json).` + exitStatuses,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if checkpoint == "" {
 				return usagef("--checkpoint is required")
 			}
 			if f.trace != "" && dataset.IsOpenb(f.trace) {
+				if byModel {
+					return runDiagnoseGPU(cmd.Context(), cmd, f, checkpoint)
+				}
 				return runEvalGPU(cmd.Context(), cmd, f, checkpoint)
+			}
+			if byModel {
+				return usagef("--by-model applies with an openb --trace only")
 			}
 			if cmd.Flags().Changed("inflate") {
 				return usagef("--inflate applies with an openb --trace only")
@@ -73,6 +83,7 @@ same gpu_alloc_curve and gpu_frag_curve under --json.` + exitStatuses,
 	fl.BoolVar(&f.json, "json", false, "print one JSON object per scheduler, one per line")
 	fl.StringVar(&f.samples, "samples", "", "also write every scheduler's and the policy's metric time series to this CSV file")
 	fl.Float64Var(&f.inflate, "inflate", 1.3, "with an openb --trace: arrived GPU demand as a multiple of the GPU capacity (0: the pod list as it is)")
+	fl.BoolVar(&byModel, "by-model", false, "with an openb --trace: per GPU model and model constraint, where FGD and the policy stand at 100% arrived")
 	f.register(fl)
 	noticesToStderr(cmd)
 	return cmd

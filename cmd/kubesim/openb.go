@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/dataset"
+	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/ppo"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -129,6 +131,50 @@ func runEvalGPU(ctx context.Context, cmd *cobra.Command, f replayFlags, checkpoi
 		return err
 	}
 	return printGPUResults(cmd, w, f, append(res, r))
+}
+
+// runDiagnoseGPU is eval --by-model on an openb trace: agent.DiagnoseGPU
+// of FGD (the checkpoint's selection policy) and of the policy on the same
+// arrivals, as a table or JSON lines.
+func runDiagnoseGPU(ctx context.Context, cmd *cobra.Command, f replayFlags, checkpoint string) error {
+	if cmd.Flags().Changed("scheduler") {
+		return usagef("--scheduler does not apply with --by-model (the rows are the selection policy and the checkpoint's)")
+	}
+	if _, err := gpuSchedulerNames(cmd, f); err != nil {
+		return err
+	}
+	pol, ec, err := agent.LoadGPU(checkpoint)
+	if err != nil {
+		return err
+	}
+	w, err := dataset.LoadOpenb(f.trace)
+	if err != nil {
+		return err
+	}
+	var ds []agent.GPUDiag
+	for _, p := range []*model.Policy{nil, pol} {
+		name := "ppo"
+		if p == nil {
+			name = ec.Select
+		}
+		d, err := agent.DiagnoseGPU(ctx, p, ec, w, f.inflate, f.seed, name)
+		if err != nil {
+			return err
+		}
+		ds = append(ds, d)
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		enc := json.NewEncoder(out)
+		for _, d := range ds {
+			if err := enc.Encode(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	fmt.Fprintf(out, "workload %s: %d pods, %d nodes, %d GPUs; inflated to %.2fx, seed %d\n", w.Name, len(w.Pods), len(w.Nodes), w.GPUCapacity(), f.inflate, f.seed)
+	return agent.WriteGPUDiags(out, ds)
 }
 
 // printGPUResults prints replay's or eval's results on an openb trace: JSON

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -110,6 +111,33 @@ func TestEvalOpenb(t *testing.T) {
 		if (ppo.Alloc[k] == nil) != (fgd.Alloc[k] == nil) || ppo.Alloc[k] != nil && *ppo.Alloc[k] != *fgd.Alloc[k] {
 			t.Fatalf("allocation at %d%%: ppo %v, fgd %v; want equal", k, ppo.Alloc[k], fgd.Alloc[k])
 		}
+	}
+	// --by-model: the zero correction leaves FGD's node nowhere, and its
+	// diagnosis is FGD's, model for model
+	code, out, stderr = runCLI(t, "eval", "--checkpoint", ckpt, "--trace", trace, "--inflate", "0.5", "--seed", "42", "--by-model", "--json")
+	if code != 0 {
+		t.Fatalf("eval --by-model: exit %d: %s", code, stderr)
+	}
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	var diag [2]agent.GPUDiag
+	for k := range diag {
+		if len(lines) != 2 {
+			t.Fatalf("--by-model: %d lines; want fgd and ppo", len(lines))
+		}
+		if err := json.Unmarshal([]byte(lines[k]), &diag[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diag[0].Scheduler != "fgd" || diag[1].Scheduler != "ppo" || diag[1].OffSelect != 0 || diag[1].Decisions == 0 ||
+		!reflect.DeepEqual(diag[0].Models, diag[1].Models) || len(diag[0].Models) == 0 {
+		t.Errorf("--by-model: %+v; want fgd and a ppo row equal to it, no decision off FGD's node", diag)
+	}
+	code, out, _ = runCLI(t, "eval", "--checkpoint", ckpt, "--trace", trace, "--inflate", "0.5", "--seed", "42", "--by-model")
+	if code != 0 || !strings.Contains(out, "0 of") || !strings.Contains(out, "by GPU model") {
+		t.Errorf("--by-model table: exit %d:\n%s", code, out)
+	}
+	if code, _, stderr = runCLI(t, "eval", "--checkpoint", ckpt, "--trace", trace, "--by-model", "--scheduler", "best-fit"); code != 2 || !strings.Contains(stderr, "--scheduler") {
+		t.Errorf("--by-model --scheduler: exit %d, %q; want a usage error", code, stderr)
 	}
 	cpu := filepath.Join(dir, "cpu.ckpt")
 	cp, err := model.New(model.Config{NodeFeatures: env.NodeFeatures, PodFeatures: env.PodFeatures, Hidden: 8})

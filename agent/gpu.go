@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/model"
@@ -75,12 +76,34 @@ func (a *GPUActor) Act(obs *env.Obs) (int, error) {
 	return ToEnv(a.act.Actions[0], obs.N, a.b.N), nil
 }
 
+// GuardPinned names the guard of EvaluateGPUGuarded that keeps the
+// selection policy's (FGD's) decision wherever model constraints are in
+// play: for a pod that names GPU models, and whenever the policy's node or
+// FGD's is of a model that pinned demand has asked for so far
+// (env.GPUEnv.PinnedArrived > 0). On a pod list without gpu_spec it never
+// acts.
+const GuardPinned = "pinned"
+
+// GPUGuards are the guards EvaluateGPUGuarded takes ("" for none).
+var GPUGuards = []string{"", GuardPinned}
+
 // EvaluateGPU runs the policy greedily on w's whole cluster, the arrivals
 // of sim.GPUArrivals(w, inflate, seed) (those every heuristic of
 // sweep.ReplayGPU replays with the same seed), in a GPUEnv of cfg (the
 // checkpoint's: its prior and GPU selection), and returns the run's result
 // under the name name.
 func EvaluateGPU(ctx context.Context, pol *model.Policy, cfg env.GPUConfig, w *sim.GPUWorkload, inflate float64, seed uint64, name string) (sim.GPUResult, error) {
+	return EvaluateGPUGuarded(ctx, pol, cfg, w, inflate, seed, name, "")
+}
+
+// EvaluateGPUGuarded is EvaluateGPU with a guard (GPUGuards): with
+// GuardPinned the decisions that involve model constraints are FGD's
+// (the environment's selection policy), an ablation that says how much of
+// a policy's result its decisions under model constraints make.
+func EvaluateGPUGuarded(ctx context.Context, pol *model.Policy, cfg env.GPUConfig, w *sim.GPUWorkload, inflate float64, seed uint64, name, guard string) (sim.GPUResult, error) {
+	if !slices.Contains(GPUGuards, guard) {
+		return sim.GPUResult{}, fmt.Errorf("gpu policy guard %q: want one of %q", guard, GPUGuards)
+	}
 	// the pod list as it is: no subcluster, no drawn model constraints
 	cfg.Inflate, cfg.MinNodes, cfg.MaxNodes, cfg.SpecRate, cfg.ScarceRate = inflate, 0, 0, 0, 0
 	e, err := env.NewGPUEnv(cfg, w)
@@ -102,6 +125,11 @@ func EvaluateGPU(ctx context.Context, pol *model.Policy, cfg env.GPUConfig, w *s
 		if err != nil {
 			return sim.GPUResult{}, fmt.Errorf("gpu policy on %s, step %d: %w", w.Name, steps, err)
 		}
+		if guard == GuardPinned {
+			if b := e.Best(); a != b && pinnedInPlay(e, a, b) {
+				a = b
+			}
+		}
 		next, _, done, info, err := e.Step(a)
 		if err != nil {
 			return sim.GPUResult{}, err
@@ -113,4 +141,20 @@ func EvaluateGPU(ctx context.Context, pol *model.Policy, cfg env.GPUConfig, w *s
 		}
 		obs = next
 	}
+}
+
+// pinnedInPlay says whether the current decision involves model
+// constraints (GuardPinned): the pod names models, or node a or b (an
+// index, or N for Pending) is of a model that pinned demand asked for.
+func pinnedInPlay(e *env.GPUEnv, a, b int) bool {
+	if e.Pod().GPU.Models != 0 {
+		return true
+	}
+	nodes := e.Cluster().Nodes
+	for _, i := range []int{a, b} {
+		if i < len(nodes) && e.PinnedArrived(nodes[i].GPU.Model) > 0 {
+			return true
+		}
+	}
+	return false
 }

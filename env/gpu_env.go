@@ -52,8 +52,13 @@ type GPUEnv struct {
 	enc    gpuEncoder
 	obs    Obs
 	models map[sim.GPUModels]float64 // share of GPU nodes a model set allows
-	steps  int
-	ret    float64
+	// nodeSet is the set of the episode's node GPU models; pinned the GPU
+	// demand (milli) of the decided pods whose gpu_spec allows some of
+	// them but not all, per allowed model id (PinnedArrived)
+	nodeSet sim.GPUModels
+	pinned  [sim.MaxGPUModels]int64
+	steps   int
+	ret     float64
 }
 
 // GPUInfo describes one step.
@@ -147,6 +152,12 @@ func (e *GPUEnv) Reset(seed uint64) (*Obs, error) {
 	e.hist.reset(e.c.NumTypes)
 	e.enc.reset(len(e.c.Nodes))
 	e.models = make(map[sim.GPUModels]float64)
+	e.nodeSet, e.pinned = 0, [sim.MaxGPUModels]int64{}
+	for i := range e.c.Nodes {
+		if g := &e.c.Nodes[i].GPU; g.N > 0 {
+			e.nodeSet |= 1 << uint(g.Model)
+		}
+	}
 	e.steps, e.ret = 0, 0
 	e.observe()
 	return &e.obs, nil
@@ -247,6 +258,13 @@ func (e *GPUEnv) Step(a int) (*Obs, float64, bool, GPUInfo, error) {
 		return nil, 0, false, info, fmt.Errorf("gpu env: %w", err)
 	}
 	e.hist.add(e.c.TypeOf[k], p.GPU)
+	if m := p.GPU.Models & e.nodeSet; p.GPU.Count > 0 && p.GPU.Models != 0 && m != e.nodeSet {
+		for id := range sim.MaxGPUModels {
+			if m&(1<<uint(id)) != 0 {
+				e.pinned[id] += p.GPU.Total()
+			}
+		}
+	}
 	info.Placed = node >= 0
 	info.Alloc = float64(e.st.AllocatedMilli()-before) / sim.GPUMilli
 	if !info.Placed && feasible {
@@ -296,6 +314,18 @@ func (e *GPUEnv) Arrived() (arrived, capacity int64) {
 		return 0, 0
 	}
 	return e.st.ArrivedMilli(), e.st.CapacityMilli()
+}
+
+// PinnedArrived returns the GPU demand (milli) of the pods decided so far
+// that a gpu_spec confines to some of the episode's GPU models, not all,
+// among them model (a pod allowing k such models counts for each): the
+// arrival history of demand that only some models can serve. 0 for a node
+// without GPUs (model -1).
+func (e *GPUEnv) PinnedArrived(model int8) int64 {
+	if model < 0 || int(model) >= sim.MaxGPUModels {
+		return 0
+	}
+	return e.pinned[model]
 }
 
 // Return is the reward summed over the episode so far.

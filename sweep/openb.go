@@ -243,7 +243,7 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 			if err != nil {
 				return fmt.Errorf("policies[%d] (%s): %w", k, p.Name, err)
 			}
-			r, err := agent.EvaluateGPU(ctx, pol, cfg, w, s.Inflate, seed, p.Name)
+			r, err := agent.EvaluateGPUGuarded(ctx, pol, cfg, w, s.Inflate, seed, p.Name, p.Guard)
 			if err != nil {
 				return fmt.Errorf("policy %s, pod list %s, seed %d: %w", p.Name, list, seed, err)
 			}

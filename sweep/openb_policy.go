@@ -25,6 +25,10 @@ type OpenbPolicy struct {
 	// Checkpoint is the GPU policy's checkpoint, relative to the file's
 	// folder.
 	Checkpoint string `yaml:"checkpoint"`
+	// Guard, when set, runs the policy under an evaluation guard
+	// (agent.GPUGuards; "pinned": FGD's decision wherever model constraints
+	// are in play), an ablation row.
+	Guard string `yaml:"guard"`
 }
 
 // validatePolicies checks the policies and the reference they are paired
@@ -42,6 +46,8 @@ func (s *OpenbSpec) validatePolicies() error {
 			return fmt.Errorf("policies[%d].name = %q: already a row (a scheduler, the bound or another policy)", i, p.Name)
 		case p.Checkpoint == "":
 			return fmt.Errorf("policies[%d].checkpoint: empty", i)
+		case !slices.Contains(agent.GPUGuards, p.Guard):
+			return fmt.Errorf("policies[%d].guard = %q: want one of %q", i, p.Guard, agent.GPUGuards)
 		}
 		names[p.Name] = true
 	}
@@ -107,7 +113,11 @@ func planOpenb(s *OpenbSpec) (*openbPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("policies[%d] (%s): %w", i, p.Name, err)
 		}
-		pl.policies = append(pl.policies, p.Name+"="+h)
+		key := p.Name + "=" + h
+		if p.Guard != "" {
+			key += "+guard=" + p.Guard
+		}
+		pl.policies = append(pl.policies, key)
 	}
 	return pl, nil
 }

@@ -149,6 +149,7 @@ func TestParseOpenbPolicies(t *testing.T) {
 		base + "policies:\n  - name: bound\n    checkpoint: a\n":                             "policies[0].name",
 		base + "policies:\n  - name: p\n":                                                    "policies[0].checkpoint",
 		base + "policies:\n  - name: a b\n    checkpoint: a\n":                               "policies[0].name",
+		base + "policies:\n  - name: p\n    checkpoint: a\n    guard: always\n":              "policies[0].guard",
 		base + "reference: dot-product\npolicies:\n  - name: p\n    checkpoint: a\n":         "reference",
 		base + "policies:\n  - name: p\n    checkpoint: a\n    typo: 1\n":                    "typo",
 	} {

@@ -51,6 +51,10 @@ type GPUDiag struct {
 	Failed    []GPUFailGroup  `json:"failed"`
 	Decisions int             `json:"decisions"`  // GPU pods that some node could take
 	OffSelect int             `json:"off_select"` // of them, not placed on the selection policy's node
+	// OffTied is how many of OffSelect went to a node of the same
+	// selection score as the selection policy's node: a tie that the
+	// selection policy breaks by rank and the policy broke otherwise.
+	OffTied int `json:"off_tied"`
 }
 
 // DiagnoseGPU runs one episode of FGD's experiment on w's whole cluster
@@ -83,7 +87,7 @@ func DiagnoseGPU(ctx context.Context, pol *model.Policy, cfg env.GPUConfig, w *s
 				return d, err
 			}
 		}
-		best := e.Best()
+		best := e.Best() // before Step: e.Scores is this decision's until then
 		a := best
 		if actor != nil {
 			if a, err = actor.Act(obs); err != nil {
@@ -100,6 +104,9 @@ func DiagnoseGPU(ctx context.Context, pol *model.Policy, cfg env.GPUConfig, w *s
 				d.Decisions++
 				if a != best {
 					d.OffSelect++
+					if sc := e.Scores(); a < len(sc) && sc[a] == sc[best] {
+						d.OffTied++
+					}
 				}
 			}
 			if !info.Placed {

@@ -76,8 +76,8 @@ func TestDiagnoseGPUPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rnd.OffSelect == 0 || rnd.OffSelect > rnd.Decisions {
-		t.Errorf("random policy: %d of %d decisions off FGD's node", rnd.OffSelect, rnd.Decisions)
+	if rnd.OffSelect == 0 || rnd.OffSelect > rnd.Decisions || rnd.OffTied > rnd.OffSelect {
+		t.Errorf("random policy: %d of %d decisions off FGD's node, %d of them tied", rnd.OffSelect, rnd.Decisions, rnd.OffTied)
 	}
 	capMilli := w.GPUCapacity() * sim.GPUMilli
 	for _, d := range []GPUDiag{fgd, rnd} {

@@ -17,7 +17,7 @@ import (
 func WriteGPUDiags(w io.Writer, ds []GPUDiag) error {
 	var b strings.Builder
 	for _, d := range ds {
-		fmt.Fprintf(&b, "%s: snapshot at %.2f%% arrived; %d of %d GPU-pod decisions off the selection policy's node\n", d.Scheduler, d.Arrived, d.OffSelect, d.Decisions)
+		fmt.Fprintf(&b, "%s: snapshot at %.2f%% arrived; %d of %d GPU-pod decisions off the selection policy's node, %d of them to a node of equal score\n", d.Scheduler, d.Arrived, d.OffSelect, d.Decisions, d.OffTied)
 	}
 	b.WriteString("\nat 100% arrived, by GPU model\n")
 	fmt.Fprintf(&b, "%-10s %6s %6s", "model", "nodes", "GPUs")

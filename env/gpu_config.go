@@ -65,11 +65,21 @@ type GPUConfig struct {
 	// one model and 1.3.
 	ScarceModels int     `yaml:"scarce_models" json:"scarce_models,omitempty"`
 	ScarceFMax   float64 `yaml:"scarce_f_max" json:"scarce_f_max,omitempty"`
+	// ScarcePick is how a scarce episode picks its models: "gpus" (or "",
+	// the default) in proportion to their GPUs, "uniform" each model of the
+	// (sub)cluster equally likely.
+	ScarcePick string `yaml:"scarce_pick" json:"scarce_pick,omitempty"`
 }
+
+// Scarce picks (GPUConfig.ScarcePick).
+const (
+	ScarcePickGPUs    = "gpus"
+	ScarcePickUniform = "uniform"
+)
 
 // ScarceDraw is the draw of a scarce episode (ScarceModels, ScarceFMax).
 func (c *GPUConfig) ScarceDraw() ScarceDraw {
-	return ScarceDraw{Models: c.ScarceModels, FMax: c.ScarceFMax}
+	return ScarceDraw{Models: c.ScarceModels, FMax: c.ScarceFMax, Uniform: c.ScarcePick == ScarcePickUniform}
 }
 
 // DefaultGPUConfig is FGD's experiment on the whole cluster with FGD's GPU
@@ -110,6 +120,8 @@ func (c *GPUConfig) Validate() error {
 		return bad("scarce_models", c.ScarceModels, "want 0 (one model) to 64")
 	case c.ScarceFMax != 0 && !(c.ScarceFMax > scarceFMin && c.ScarceFMax <= 10):
 		return bad("scarce_f_max", c.ScarceFMax, "want 0 (1.3) or a factor above 0.5, at most 10")
+	case c.ScarcePick != "" && c.ScarcePick != ScarcePickGPUs && c.ScarcePick != ScarcePickUniform:
+		return bad("scarce_pick", c.ScarcePick, `want "gpus" (in proportion to their GPUs) or "uniform"`)
 	}
 	if _, err := sched.NewGPU(c.Select, 0); err != nil {
 		return bad("select", c.Select, "must be one of "+names)

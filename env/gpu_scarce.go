@@ -20,11 +20,14 @@ const (
 )
 
 // ScarceDraw says how a scarce-model episode is drawn (GPUConfig's
-// scarce_models and scarce_f_max): k models, k uniform in 1..Models
-// (0: 1), each with its own factor f uniform in [0.5, FMax) (0: 1.3).
+// scarce_models, scarce_f_max and scarce_pick): k models, k uniform in
+// 1..Models (0: 1), each with its own factor f uniform in [0.5, FMax)
+// (0: 1.3); the models in proportion to their GPUs, or with Uniform each
+// model of the cluster equally likely.
 type ScarceDraw struct {
-	Models int
-	FMax   float64
+	Models  int
+	FMax    float64
+	Uniform bool
 }
 
 func (d ScarceDraw) models() int {
@@ -79,7 +82,77 @@ func ScarceWorkload(w *sim.GPUWorkload, seed uint64, d ScarceDraw) (*sim.GPUWork
 }
 
 func scarce(w *sim.GPUWorkload, rng *rand.Rand, d ScarceDraw) (*sim.GPUWorkload, []Scarce) {
-	// capacity per model, and the largest node of each model
+	// capacity per model
+	capm := map[int8]int64{}
+	var gpus int64
+	models := nodeModels(w)
+	for i := range w.Nodes {
+		if n := &w.Nodes[i]; n.GPUs > 0 {
+			capm[n.Model] += int64(n.GPUs)
+			gpus += int64(n.GPUs)
+		}
+	}
+	if gpus == 0 || w.GPUDemand() == 0 {
+		return w, nil
+	}
+	// k is drawn only when more than one model may be: one model keeps
+	// round 3's sequence of draws
+	k := 1
+	if d.models() > 1 {
+		k = min(1+rng.IntN(d.models()), len(models))
+	}
+	var draw []Scarce
+	left := gpus // GPUs of the models not drawn yet
+	for j := range k {
+		// a model not drawn yet: uniform, or proportional to its GPUs
+		// (increasing id order)
+		weight := func(m int8) int64 { return capm[m] }
+		r := int64(0)
+		if d.Uniform {
+			weight = func(int8) int64 { return 1 }
+			r = rng.Int64N(int64(len(models) - j))
+		} else {
+			r = rng.Int64N(left)
+		}
+		var s Scarce
+		s.Model = -1
+		for _, m := range models {
+			if slices.ContainsFunc(draw, func(x Scarce) bool { return x.Model == m }) {
+				continue
+			}
+			s.Model = m
+			if r < weight(m) {
+				break
+			}
+			r -= weight(m)
+		}
+		s.F = scarceFMin + (d.fmax()-scarceFMin)*rng.Float64()
+		left -= capm[s.Model]
+		draw = append(draw, s)
+	}
+	return pinScarce(w, rng, draw)
+}
+
+// ScarceModel returns w with one given GPU model made scarce at factor f:
+// ScarceWorkload's pinning (unconstrained GPU pods that fit the model, in
+// an order drawn from seed on the scarce stream, until they ask f x the
+// model's share of w's GPUs of the list's GPU demand) with the model and
+// f chosen by the caller, for validation episodes that cover every model.
+// A model without GPU nodes in w pins nothing.
+func ScarceModel(w *sim.GPUWorkload, seed uint64, model int8, f float64) (*sim.GPUWorkload, Scarce) {
+	rng := rand.New(rand.NewPCG(seed, gpuScarceStream))
+	out, draw := pinScarce(w, rng, []Scarce{{Model: model, F: f}})
+	if len(draw) == 0 {
+		return out, Scarce{Model: model, F: f}
+	}
+	return out, draw[0]
+}
+
+// pinScarce pins w's unconstrained GPU pods, in an order drawn from rng,
+// each to the first model of draw (whose Model and F are set) that it
+// fits and that is still below its target, and fills in the draw's
+// targets and counts.
+func pinScarce(w *sim.GPUWorkload, rng *rand.Rand, draw []Scarce) (*sim.GPUWorkload, []Scarce) {
 	type big struct {
 		gpus     int8
 		cpu, mem int64
@@ -87,7 +160,6 @@ func scarce(w *sim.GPUWorkload, rng *rand.Rand, d ScarceDraw) (*sim.GPUWorkload,
 	capm := map[int8]int64{}
 	most := map[int8]big{}
 	var gpus int64
-	models := nodeModels(w)
 	for i := range w.Nodes {
 		n := &w.Nodes[i]
 		if n.GPUs == 0 {
@@ -102,38 +174,19 @@ func scarce(w *sim.GPUWorkload, rng *rand.Rand, d ScarceDraw) (*sim.GPUWorkload,
 	if gpus == 0 || demand == 0 {
 		return w, nil
 	}
-	// k is drawn only when more than one model may be: one model keeps
-	// round 3's sequence of draws
-	k := 1
-	if d.models() > 1 {
-		k = min(1+rng.IntN(d.models()), len(models))
-	}
-	var draw []Scarce
-	left := gpus // GPUs of the models not drawn yet
-	for range k {
-		// a model not drawn yet, proportional to its GPUs (increasing id order)
-		r := rng.Int64N(left)
-		var s Scarce
-		s.Model = -1
-		for _, m := range models {
-			if slices.ContainsFunc(draw, func(x Scarce) bool { return x.Model == m }) {
-				continue
-			}
-			s.Model = m
-			if r < capm[m] {
-				break
-			}
-			r -= capm[m]
-		}
+	for j := range draw {
+		s := &draw[j]
 		s.GPUs, s.ModelGPUs = gpus, capm[s.Model]
-		s.F = scarceFMin + (d.fmax()-scarceFMin)*rng.Float64()
 		s.TargetMilli = int64(s.F * float64(s.ModelGPUs) / float64(gpus) * float64(demand))
-		left -= s.ModelGPUs
-		draw = append(draw, s)
+	}
+	open := 0 // models still below their target
+	for _, s := range draw {
+		if s.TargetMilli > 0 {
+			open++
+		}
 	}
 	out := *w
 	out.Pods = slices.Clone(w.Pods)
-	open := k // models still below their target
 	for _, i := range rng.Perm(len(out.Pods)) {
 		if open == 0 {
 			break

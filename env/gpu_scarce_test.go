@@ -237,3 +237,63 @@ func TestScarceWorkloadSeveralModels(t *testing.T) {
 		}
 	}
 }
+
+// TestScarceModelAndUniformPick: ScarceModel pins to the model it is given
+// at the factor it is given (the hand-made two-model workload of
+// TestScarceWorkloadHandMade: model 1, 2 of 10 GPUs, f 1.2 of 17 GPUs
+// asked: a target of 4,080 milli, reached by 5 one-GPU pods, none of them
+// the 4-GPU pod), and a model no node has pins nothing; a uniform pick
+// draws the 2-GPU model in about half of 400 seeds, where a pick in
+// proportion to GPUs draws it in about a fifth.
+func TestScarceModelAndUniformPick(t *testing.T) {
+	w := &sim.GPUWorkload{Name: "hand", Models: []string{"A", "B", "C"},
+		Nodes: []sim.GPUNodeSpec{
+			{Name: "a1", CPU: 64000, Mem: 262144, GPUs: 4, Model: 0},
+			{Name: "a2", CPU: 64000, Mem: 262144, GPUs: 4, Model: 0},
+			{Name: "b1", CPU: 32000, Mem: 131072, GPUs: 2, Model: 1},
+		}}
+	for i := range 12 {
+		w.Pods = append(w.Pods, sim.GPUPodSpec{Name: fmt.Sprintf("one%d", i), CPU: 1000, Mem: 1024, GPU: sim.GPURequest{Count: 1, Milli: sim.GPUMilli}})
+	}
+	w.Pods = append(w.Pods, sim.GPUPodSpec{Name: "four", CPU: 1000, Mem: 1024, GPU: sim.GPURequest{Count: 4, Milli: sim.GPUMilli}},
+		sim.GPUPodSpec{Name: "pinned", CPU: 1000, Mem: 1024, GPU: sim.GPURequest{Count: 1, Milli: sim.GPUMilli, Models: 1 << 1}})
+	if err := w.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for seed := range uint64(20) {
+		got, s := ScarceModel(w, seed, 1, 1.2)
+		if s.Model != 1 || s.F != 1.2 || s.TargetMilli != 4080 || s.Pods != 5 || s.PinnedMilli != 5000 {
+			t.Fatalf("seed %d: %+v; want model 1, target 4080, 5 pods of 1,000 milli", seed, s)
+		}
+		var n int
+		for i := range got.Pods {
+			if got.Pods[i] != w.Pods[i] {
+				if w.Pods[i].Name == "four" || got.Pods[i].GPU.Models != 1<<1 {
+					t.Fatalf("seed %d: pod %s changed to %+v", seed, w.Pods[i].Name, got.Pods[i].GPU)
+				}
+				n++
+			}
+		}
+		if n != 5 {
+			t.Fatalf("seed %d: %d pods changed; want 5", seed, n)
+		}
+	}
+	if got, s := ScarceModel(w, 1, 2, 1.2); s.Pods != 0 || !reflect.DeepEqual(got.Pods, w.Pods) {
+		t.Errorf("a model without nodes: %+v", s)
+	}
+	count := func(d ScarceDraw) int {
+		n := 0
+		for seed := range uint64(400) {
+			if _, ds := ScarceWorkload(w, seed, d); ds[0].Model == 1 {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(ScarceDraw{Uniform: true}); n < 170 || n > 230 {
+		t.Errorf("uniform pick: the 2-GPU model drawn in %d of 400 seeds; want about 200", n)
+	}
+	if n := count(ScarceDraw{}); n < 55 || n > 105 {
+		t.Errorf("pick by GPUs: the 2-GPU model drawn in %d of 400 seeds; want about 80", n)
+	}
+}

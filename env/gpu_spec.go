@@ -12,6 +12,10 @@ import (
 // subcluster of a seed as it is.
 const gpuSpecStream = 0x67707573706563
 
+// NodeModels returns the distinct GPU model ids of w's nodes with GPUs, in
+// increasing order.
+func NodeModels(w *sim.GPUWorkload) []int8 { return nodeModels(w) }
+
 // nodeModels returns the distinct GPU model ids of w's nodes with GPUs, in
 // increasing order: the models a drawn gpu_spec may name (never a model
 // that only pods name).

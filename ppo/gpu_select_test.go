@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kubesim/kubesim/agent"
+	"github.com/kubesim/kubesim/env"
 )
 
 // TestTrainGPUStartIsCandidate trains with a large learning rate, scarce
@@ -24,6 +25,11 @@ func TestTrainGPUStartIsCandidate(t *testing.T) {
 	ec.ScarceRate = 0.5
 	out := t.TempDir()
 	opts := GPUOptions{Out: out, ValSeeds: []uint64{1001, 1002}, ValInflate: 1.3, ValScarce: true}
+	each := opts
+	each.ValScarceEach = 1.2
+	if n := len(valEpisodes(w, ec, each)); n != 4+2*len(env.NodeModels(w)) || len(env.NodeModels(w)) == 0 {
+		t.Fatalf("validation with scarce_each: %d episodes for %d node models; want 4 + 2 per model", n, len(env.NodeModels(w)))
+	}
 	eps := valEpisodes(w, ec, opts)
 	if len(eps) != 4 || eps[0].w != w || eps[2].w == w || eps[2].seed != 1001 || reflect.DeepEqual(eps[2].w.Pods, w.Pods) {
 		t.Fatalf("validation episodes: want the two seeds as they are, then a scarce draw of each")

@@ -50,6 +50,11 @@ type GPUOptions struct {
 	// score is then the mean over twice as many episodes, so that selection
 	// sees what model constraints do to a policy.
 	ValScarce bool
+	// ValScarceEach, when > 0, adds for each validation seed one episode
+	// per GPU model of the node list, that model made scarce at factor
+	// ValScarceEach (env.ScarceModel): selection then sees every model's
+	// scarcity, not only the models a random draw picks.
+	ValScarceEach float64
 }
 
 // GPUSummary is what a GPU training run did.
@@ -401,7 +406,9 @@ type valEpisode struct {
 
 // valEpisodes are the validation episodes of opts: each seed on w, and
 // with opts.ValScarce also on a scarce-model draw of that seed, drawn as
-// the training episodes are (ec's scarce_models and scarce_f_max).
+// the training episodes are (ec's scarce_models, scarce_f_max and
+// scarce_pick), and with opts.ValScarceEach on each node model made scarce
+// in turn.
 func valEpisodes(w *sim.GPUWorkload, ec env.GPUConfig, opts GPUOptions) []valEpisode {
 	var eps []valEpisode
 	for _, seed := range opts.ValSeeds {
@@ -411,6 +418,14 @@ func valEpisodes(w *sim.GPUWorkload, ec env.GPUConfig, opts GPUOptions) []valEpi
 		for _, seed := range opts.ValSeeds {
 			sw, _ := env.ScarceWorkload(w, seed, ec.ScarceDraw())
 			eps = append(eps, valEpisode{sw, seed})
+		}
+	}
+	if opts.ValScarceEach > 0 {
+		for _, seed := range opts.ValSeeds {
+			for _, m := range env.NodeModels(w) {
+				sw, _ := env.ScarceModel(w, seed, m, opts.ValScarceEach)
+				eps = append(eps, valEpisode{sw, seed})
+			}
 		}
 	}
 	return eps

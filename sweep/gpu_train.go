@@ -40,6 +40,10 @@ type GPUTrainSpec struct {
 		// Scarce adds a scarce-model episode of each seed
 		// (ppo.GPUOptions.ValScarce, env.ScarceWorkload).
 		Scarce bool `yaml:"scarce"`
+		// ScarceEach, when > 0, adds for each seed an episode per GPU
+		// model of the node list, that model made scarce at this factor
+		// (ppo.GPUOptions.ValScarceEach, env.ScarceModel).
+		ScarceEach float64 `yaml:"scarce_each"`
 	} `yaml:"validation"`
 
 	dir string
@@ -93,6 +97,8 @@ func ParseGPUTrainSpec(data []byte) (*GPUTrainSpec, error) {
 		return nil, errors.New("validation.seeds: empty, but ppo.eval_freq is set")
 	case !(s.Validation.Inflate >= 0 && s.Validation.Inflate <= 10):
 		return nil, fmt.Errorf("validation.inflate = %v: want 0 to 10", s.Validation.Inflate)
+	case !(s.Validation.ScarceEach >= 0 && s.Validation.ScarceEach <= 10):
+		return nil, fmt.Errorf("validation.scarce_each = %v: want 0 (none) or a factor up to 10", s.Validation.ScarceEach)
 	}
 	if err := s.Env.Validate(); err != nil {
 		return nil, fmt.Errorf("env: %w", err)
@@ -118,5 +124,5 @@ func (s *GPUTrainSpec) Workload() (*sim.GPUWorkload, error) {
 
 // Options returns the run's ppo.GPUOptions for the run folder out.
 func (s *GPUTrainSpec) Options(out, resume string) ppo.GPUOptions {
-	return ppo.GPUOptions{Out: out, Resume: resume, ValSeeds: s.Validation.Seeds, ValInflate: s.Validation.Inflate, ValScarce: s.Validation.Scarce}
+	return ppo.GPUOptions{Out: out, Resume: resume, ValSeeds: s.Validation.Seeds, ValInflate: s.Validation.Inflate, ValScarce: s.Validation.Scarce, ValScarceEach: s.Validation.ScarceEach}
 }

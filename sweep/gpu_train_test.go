@@ -17,12 +17,12 @@ func TestParseGPUTrainSpec(t *testing.T) {
 	if o := s.Options("out", ""); o.ValScarce || len(o.ValSeeds) != 1 {
 		t.Errorf("options %+v; want one seed, no scarce episodes", o)
 	}
-	sc, err := ParseGPUTrainSpec([]byte(strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_rate: 0.5\n", 1) + "  scarce: true\n"))
+	sc, err := ParseGPUTrainSpec([]byte(strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_rate: 0.5\n  scarce_pick: uniform\n", 1) + "  scarce: true\n  scarce_each: 1.2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := sc.Options("out", ""); !o.ValScarce || sc.Env.ScarceRate != 0.5 {
-		t.Errorf("scarce spec: options %+v, scarce_rate %v; want scarce validation and 0.5", o, sc.Env.ScarceRate)
+	if o := sc.Options("out", ""); !o.ValScarce || o.ValScarceEach != 1.2 || sc.Env.ScarceRate != 0.5 || !sc.Env.ScarceDraw().Uniform {
+		t.Errorf("scarce spec: options %+v, env %+v; want scarce validation, each model at 1.2, scarce_rate 0.5, a uniform pick", o, sc.Env)
 	}
 	if !IsGPUTrainSpec([]byte(ok)) || IsGPUTrainSpec([]byte("name: g\n")) {
 		t.Error("IsGPUTrainSpec")
@@ -35,6 +35,8 @@ func TestParseGPUTrainSpec(t *testing.T) {
 		{strings.Replace(ok, "prior: fgd", "prior: tetris", 1), "prior"},
 		{ok + "  bogus: 1\n", "bogus"},
 		{strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_rate: 2\n", 1), "scarce_rate"},
+		{strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_pick: largest\n", 1), "scarce_pick"},
+		{ok + "  scarce_each: -1\n", "validation.scarce_each"},
 	} {
 		if _, err := ParseGPUTrainSpec([]byte(bad.yaml)); err == nil || !strings.Contains(err.Error(), bad.key) {
 			t.Errorf("%q: error %v; want it to name %s", bad.yaml, err, bad.key)

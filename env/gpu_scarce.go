@@ -1,8 +1,10 @@
 package env
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/kubesim/kubesim/sim"
 )
@@ -146,6 +148,23 @@ func ScarceModel(w *sim.GPUWorkload, seed uint64, model int8, f float64) (*sim.G
 		return out, Scarce{Model: model, F: f}
 	}
 	return out, draw[0]
+}
+
+// ScarceModelNamed is ScarceModel for the node model called name; a name
+// that is not a model of w's GPU nodes is an error naming them.
+func ScarceModelNamed(w *sim.GPUWorkload, seed uint64, name string, f float64) (*sim.GPUWorkload, Scarce, error) {
+	var names []string
+	for _, m := range nodeModels(w) {
+		if w.Models[m] == name {
+			if !(f > 0 && f <= 10) {
+				return nil, Scarce{}, fmt.Errorf("scarce model %s: factor %v: want more than 0, at most 10", name, f)
+			}
+			out, s := ScarceModel(w, seed, m, f)
+			return out, s, nil
+		}
+		names = append(names, w.Models[m])
+	}
+	return nil, Scarce{}, fmt.Errorf("scarce model %q: not a GPU model of %s's nodes (%s)", name, w.Name, strings.Join(names, ", "))
 }
 
 // pinScarce pins w's unconstrained GPU pods, in an order drawn from rng,

@@ -281,6 +281,18 @@ func TestScarceModelAndUniformPick(t *testing.T) {
 	if got, s := ScarceModel(w, 1, 2, 1.2); s.Pods != 0 || !reflect.DeepEqual(got.Pods, w.Pods) {
 		t.Errorf("a model without nodes: %+v", s)
 	}
+	if _, s, err := ScarceModelNamed(w, 3, "B", 1.2); err != nil || s.Model != 1 || s.Pods != 5 {
+		t.Errorf("model B by name: %+v, %v", s, err)
+	}
+	for _, bad := range []struct {
+		name string
+		f    float64
+		want string
+	}{{"C", 1.2, "A, B"}, {"H100", 1.2, "H100"}, {"A", 0, "factor"}} {
+		if _, _, err := ScarceModelNamed(w, 3, bad.name, bad.f); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("model %s at %v: error %v; want it to name %q", bad.name, bad.f, err, bad.want)
+		}
+	}
 	count := func(d ScarceDraw) int {
 		n := 0
 		for seed := range uint64(400) {

@@ -29,7 +29,9 @@ does (--inflate, --seed) and adds the policy's run on the same arrivals as the r
 same gpu_alloc_curve and gpu_frag_curve under --json. With --by-model it prints instead where FGD and
 the policy stand when the arrived GPU demand first reaches the capacity (agent.DiagnoseGPU): each GPU
 model's allocation and idle devices, the GPU pods failed so far by the models they allow, and how many
-of the policy's decisions left FGD's node (JSON objects under --json).` + exitStatuses,
+of the policy's decisions left FGD's node (JSON objects under --json). --scarce-model M makes the node
+model M scarce before the runs, as a training draw can (env.ScarceModel: unconstrained GPU pods pinned
+to M until by 100% arrived they ask --scarce-f x its GPUs, in an order drawn from --seed).` + exitStatuses,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if checkpoint == "" {
@@ -41,8 +43,8 @@ of the policy's decisions left FGD's node (JSON objects under --json).` + exitSt
 				}
 				return runEvalGPU(cmd.Context(), cmd, f, checkpoint)
 			}
-			if byModel {
-				return usagef("--by-model applies with an openb --trace only")
+			if byModel || f.scarceModel != "" {
+				return usagef("--by-model and --scarce-model apply with an openb --trace only")
 			}
 			if cmd.Flags().Changed("inflate") {
 				return usagef("--inflate applies with an openb --trace only")
@@ -84,6 +86,8 @@ of the policy's decisions left FGD's node (JSON objects under --json).` + exitSt
 	fl.StringVar(&f.samples, "samples", "", "also write every scheduler's and the policy's metric time series to this CSV file")
 	fl.Float64Var(&f.inflate, "inflate", 1.3, "with an openb --trace: arrived GPU demand as a multiple of the GPU capacity (0: the pod list as it is)")
 	fl.BoolVar(&byModel, "by-model", false, "with an openb --trace: per GPU model and model constraint, where FGD and the policy stand at 100% arrived")
+	fl.StringVar(&f.scarceModel, "scarce-model", "", "with an openb --trace: make this GPU model (T4, G2, ...) scarce before the runs")
+	fl.Float64Var(&f.scarceF, "scarce-f", 1.2, "with --scarce-model: pinned pods ask this factor x the model's GPUs by 100% arrived")
 	f.register(fl)
 	noticesToStderr(cmd)
 	return cmd

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/dataset"
+	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/ppo"
 	"github.com/kubesim/kubesim/sched"
@@ -99,7 +101,7 @@ func runReplayGPU(ctx context.Context, cmd *cobra.Command, f replayFlags) error 
 // replayOpenb loads the openb trace of f and replays it under the
 // heuristics names (sweep.ReplayGPU with f's inflation and seed).
 func replayOpenb(ctx context.Context, f replayFlags, names []string) (*sim.GPUWorkload, []sim.GPUResult, error) {
-	w, err := dataset.LoadOpenb(f.trace)
+	w, err := loadOpenb(f)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -108,6 +110,22 @@ func replayOpenb(ctx context.Context, f replayFlags, names []string) (*sim.GPUWo
 		return nil, nil, err
 	}
 	return w, res, nil
+}
+
+// loadOpenb loads f's openb trace, with --scarce-model's model made scarce
+// (env.ScarceModelNamed, pinned in an order drawn from --seed).
+func loadOpenb(f replayFlags) (*sim.GPUWorkload, error) {
+	w, err := dataset.LoadOpenb(f.trace)
+	if err != nil || f.scarceModel == "" {
+		return w, err
+	}
+	sw, s, err := env.ScarceModelNamed(w, f.seed, f.scarceModel, f.scarceF)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	slog.Info("scarce model", "model", f.scarceModel, "f", s.F, "pods_pinned", s.Pods, "gpus_pinned", float64(s.PinnedMilli)/sim.GPUMilli, "model_gpus", s.ModelGPUs)
+	sw.Name = fmt.Sprintf("%s[%s scarce x%g]", w.Name, f.scarceModel, f.scarceF)
+	return sw, nil
 }
 
 // runEvalGPU is eval on an openb trace: the heuristics as replay runs them
@@ -147,7 +165,7 @@ func runDiagnoseGPU(ctx context.Context, cmd *cobra.Command, f replayFlags, chec
 	if err != nil {
 		return err
 	}
-	w, err := dataset.LoadOpenb(f.trace)
+	w, err := loadOpenb(f)
 	if err != nil {
 		return err
 	}

@@ -139,6 +139,22 @@ func TestEvalOpenb(t *testing.T) {
 	if code, _, stderr = runCLI(t, "eval", "--checkpoint", ckpt, "--trace", trace, "--by-model", "--scheduler", "best-fit"); code != 2 || !strings.Contains(stderr, "--scheduler") {
 		t.Errorf("--by-model --scheduler: exit %d, %q; want a usage error", code, stderr)
 	}
+	// --scarce-model: T4 made scarce; an unknown model is a usage error
+	// that names the node models
+	code, out, stderr = runCLI(t, "eval", "--checkpoint", ckpt, "--trace", trace, "--inflate", "0.5", "--seed", "42", "--by-model", "--scarce-model", "T4", "--json")
+	if code != 0 {
+		t.Fatalf("eval --scarce-model T4: exit %d: %s", code, stderr)
+	}
+	var scarce agent.GPUDiag
+	if err := json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &scarce); err != nil {
+		t.Fatal(err)
+	}
+	if scarce.Scheduler != "fgd" || reflect.DeepEqual(scarce.Models, diag[0].Models) {
+		t.Errorf("--scarce-model T4: fgd's models %+v, as without a scarce model", scarce.Models)
+	}
+	if code, _, stderr = runCLI(t, "eval", "--checkpoint", ckpt, "--trace", trace, "--scarce-model", "H100"); code != 2 || !strings.Contains(stderr, "T4") || !strings.Contains(stderr, "H100") {
+		t.Errorf("--scarce-model H100: exit %d, %q; want a usage error naming the node models", code, stderr)
+	}
 	cpu := filepath.Join(dir, "cpu.ckpt")
 	cp, err := model.New(model.Config{NodeFeatures: env.NodeFeatures, PodFeatures: env.PodFeatures, Hidden: 8})
 	if err != nil {

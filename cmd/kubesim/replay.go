@@ -25,6 +25,10 @@ type replayFlags struct {
 	json      bool
 	samples   string
 	inflate   float64
+	// scarceModel and scarceF (eval on an openb trace): the node model made
+	// scarce at that factor before the runs (env.ScarceModelNamed)
+	scarceModel string
+	scarceF     float64
 }
 
 func newReplayCmd() *cobra.Command {

@@ -32,10 +32,18 @@ func Fill(b *model.Batch, obs []env.Obs) {
 	fill(b, obs, env.NodeFeatures, env.PodFeatures)
 }
 
-// FillGPU is Fill for observations of a GPUEnv (env.GPUNodeFeatures node
-// and env.GPUPodFeatures pod features).
+// FillGPU is Fill for observations of a GPUEnv (env.GPUPodFeatures pod
+// features; node rows of the environment's width, env.GPUConfig.NodeFeatures,
+// read off the observations: all of them must share it).
 func FillGPU(b *model.Batch, obs []env.Obs) {
-	fill(b, obs, env.GPUNodeFeatures, env.GPUPodFeatures)
+	d := env.GPUNodeFeatures
+	for i := range obs {
+		if obs[i].N > 0 {
+			d = len(obs[i].Nodes) / obs[i].N
+			break
+		}
+	}
+	fill(b, obs, d, env.GPUPodFeatures)
 }
 
 // fill is Fill for observations of d node and p pod features.

@@ -27,13 +27,13 @@ func LoadGPU(path string) (*model.Policy, env.GPUConfig, error) {
 		return nil, env.GPUConfig{}, fmt.Errorf("loading %s: %w", path, err)
 	}
 	c := pol.Config()
-	if c.NodeFeatures != env.GPUNodeFeatures || c.PodFeatures != env.GPUPodFeatures {
+	if c.PodFeatures != env.GPUPodFeatures || (c.NodeFeatures != env.GPUNodeFeatures && c.NodeFeatures != env.GPUNodeFeatures+1) {
 		kind := "not a GPU policy"
 		if c.NodeFeatures == env.NodeFeatures && c.PodFeatures == env.PodFeatures {
 			kind = "a CPU/memory policy"
 		}
-		return nil, env.GPUConfig{}, fmt.Errorf("loading %s: the policy reads %d node and %d pod features (%s); a GPU policy reads %d and %d (per-GPU free milli, model fit, fragmentation)",
-			path, c.NodeFeatures, c.PodFeatures, kind, env.GPUNodeFeatures, env.GPUPodFeatures)
+		return nil, env.GPUConfig{}, fmt.Errorf("loading %s: the policy reads %d node and %d pod features (%s); a GPU policy reads %d and %d (per-GPU free milli, model fit, fragmentation; %d node features with obs_pinned)",
+			path, c.NodeFeatures, c.PodFeatures, kind, env.GPUNodeFeatures, env.GPUPodFeatures, env.GPUNodeFeatures+1)
 	}
 	cfg := env.DefaultGPUConfig()
 	s, ok := pol.Meta()[MetaGPUEnv]
@@ -45,6 +45,9 @@ func LoadGPU(path string) (*model.Policy, env.GPUConfig, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, env.GPUConfig{}, fmt.Errorf("loading %s: %s metadata: %w", path, MetaGPUEnv, err)
+	}
+	if c.NodeFeatures != cfg.NodeFeatures() {
+		return nil, env.GPUConfig{}, fmt.Errorf("loading %s: the policy reads %d node features but its environment (obs_pinned %v) gives %d", path, c.NodeFeatures, cfg.ObsPinned, cfg.NodeFeatures())
 	}
 	return pol, cfg, nil
 }

@@ -69,6 +69,19 @@ type GPUConfig struct {
 	// the default) in proportion to their GPUs, "uniform" each model of the
 	// (sub)cluster equally likely.
 	ScarcePick string `yaml:"scarce_pick" json:"scarce_pick,omitempty"`
+	// ObsPinned adds an 18th node feature (GPUNodePinned): the arrived GPU
+	// demand pinned to the node's model over that model's capacity. A
+	// policy reads NodeFeatures() columns; checkpoints without it keep 17.
+	ObsPinned bool `yaml:"obs_pinned" json:"obs_pinned,omitempty"`
+}
+
+// NodeFeatures is the width of a node row of the observation:
+// GPUNodeFeatures, and one more with ObsPinned.
+func (c *GPUConfig) NodeFeatures() int {
+	if c.ObsPinned {
+		return GPUNodeFeatures + 1
+	}
+	return GPUNodeFeatures
 }
 
 // Scarce picks (GPUConfig.ScarcePick).

@@ -57,6 +57,10 @@ type GPUEnv struct {
 	// them but not all, per allowed model id (PinnedArrived)
 	nodeSet sim.GPUModels
 	pinned  [sim.MaxGPUModels]int64
+	// capModel is each model's GPU capacity (milli); pinnedObs the
+	// GPUNodePinned value per model (nil without GPUConfig.ObsPinned)
+	capModel  [sim.MaxGPUModels]int64
+	pinnedObs []float64
 	steps   int
 	ret     float64
 }
@@ -152,11 +156,16 @@ func (e *GPUEnv) Reset(seed uint64) (*Obs, error) {
 	e.hist.reset(e.c.NumTypes)
 	e.enc.reset(len(e.c.Nodes))
 	e.models = make(map[sim.GPUModels]float64)
-	e.nodeSet, e.pinned = 0, [sim.MaxGPUModels]int64{}
+	e.nodeSet, e.pinned, e.capModel = 0, [sim.MaxGPUModels]int64{}, [sim.MaxGPUModels]int64{}
 	for i := range e.c.Nodes {
 		if g := &e.c.Nodes[i].GPU; g.N > 0 {
 			e.nodeSet |= 1 << uint(g.Model)
+			e.capModel[g.Model] += int64(g.N) * sim.GPUMilli
 		}
+	}
+	e.pinnedObs = nil
+	if e.cfg.ObsPinned {
+		e.pinnedObs = make([]float64, sim.MaxGPUModels)
 	}
 	e.steps, e.ret = 0, 0
 	e.observe()
@@ -187,7 +196,12 @@ func (e *GPUEnv) modelShare(m sim.GPUModels) float64 {
 func (e *GPUEnv) observe() {
 	k, p := e.st.Pod()
 	typ := e.c.TypeOf[k]
-	e.enc.encode(&e.obs, e.c, p, typ, &e.hist, e.st.AllocatedMilli(), e.st.ArrivedMilli(), e.st.CapacityMilli(), e.modelShare(p.GPU.Models))
+	for m := range e.pinnedObs {
+		if e.capModel[m] > 0 {
+			e.pinnedObs[m] = float64(e.pinned[m]) / float64(e.capModel[m])
+		}
+	}
+	e.enc.encode(&e.obs, e.c, p, typ, &e.hist, e.st.AllocatedMilli(), e.st.ArrivedMilli(), e.st.CapacityMilli(), e.modelShare(p.GPU.Models), e.pinnedObs)
 	e.scores = e.sel.Scores(e.c, k, p, e.scores)
 	e.obs.Prior = nil
 	if e.prior == nil {

@@ -50,6 +50,12 @@ const (
 	GPUNodeFits                                         // 1 when the pod fits (equals Mask[i])
 	GPUNodeFrag                                         // FGD's fragmentation of the node (sim.GPUFrag over the workload's pod types) / (1000 x MaxGPUs)
 	GPUNodeFeatures                                     // number of node features
+	// GPUNodePinned, only with GPUConfig.ObsPinned (an 18th column): the
+	// GPU demand of the pods decided so far that a gpu_spec confines to
+	// some of the cluster's models, not all, and that allow the node's
+	// model (GPUEnv.PinnedArrived), over that model's GPU capacity; 0 for
+	// a node without GPUs.
+	GPUNodePinned = GPUNodeFeatures
 )
 
 // Reference sizes of the GPU features: the largest openb node has 128 CPUs
@@ -109,12 +115,18 @@ func (e *gpuEncoder) reset(n int) {
 
 // encode writes the observation of pod p (type typ) arriving on c into o;
 // alloc, arrived and capacity are milli-GPU; modelNodes is the share of GPU
-// nodes the pod's model constraint allows.
-func (e *gpuEncoder) encode(o *Obs, c *sim.GPUCluster, p *sim.GPUPodSpec, typ int32, h *gpuHistory, alloc, arrived, capMilli int64, modelNodes float64) {
+// nodes the pod's model constraint allows; pinned, when not nil, is the
+// GPUNodePinned value of each model id (and the rows then have
+// GPUNodeFeatures+1 columns).
+func (e *gpuEncoder) encode(o *Obs, c *sim.GPUCluster, p *sim.GPUPodSpec, typ int32, h *gpuHistory, alloc, arrived, capMilli int64, modelNodes float64, pinned []float64) {
 	n := len(c.Nodes)
+	width := GPUNodeFeatures
+	if pinned != nil {
+		width++
+	}
 	o.N = n
 	o.Pod = grow(o.Pod, GPUPodFeatures)
-	o.Nodes = grow(o.Nodes, n*GPUNodeFeatures)
+	o.Nodes = grow(o.Nodes, n*width)
 	o.Domain = grow(o.Domain, n)
 	o.Mask = grow(o.Mask, n+1)
 	pod := o.Pod
@@ -141,7 +153,7 @@ func (e *gpuEncoder) encode(o *Obs, c *sim.GPUCluster, p *sim.GPUPodSpec, typ in
 	}
 	for i := range c.Nodes {
 		nd := &c.Nodes[i]
-		row := o.Nodes[i*GPUNodeFeatures : (i+1)*GPUNodeFeatures]
+		row := o.Nodes[i*width : (i+1)*width]
 		row[GPUNodeCPUFree] = float64(nd.CPU-nd.CPUUsed) / float64(nd.CPU)
 		row[GPUNodeMemFree] = float64(nd.Mem-nd.MemUsed) / float64(nd.Mem)
 		row[GPUNodeCPUSize] = float64(nd.CPU) / GPURefCPU
@@ -166,6 +178,12 @@ func (e *gpuEncoder) encode(o *Obs, c *sim.GPUCluster, p *sim.GPUPodSpec, typ in
 			e.fragGen[i], e.frag[i] = nd.Gen+1, sim.GPUFrag(nd.CPUFree(), &nd.GPU, c.Types)
 		}
 		row[GPUNodeFrag] = e.frag[i] / (sim.GPUMilli * sim.MaxGPUs)
+		if pinned != nil {
+			row[GPUNodePinned] = 0
+			if nd.GPU.N > 0 {
+				row[GPUNodePinned] = pinned[nd.GPU.Model]
+			}
+		}
 		o.Domain[i] = int32(nd.GPU.Model) // nodes of one GPU model are neighbours; -1 without GPUs
 	}
 	o.Mask[n] = true

@@ -166,7 +166,7 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 			}
 		}
 	} else {
-		pol, err = model.New(model.Config{NodeFeatures: env.GPUNodeFeatures, PodFeatures: env.GPUPodFeatures,
+		pol, err = model.New(model.Config{NodeFeatures: ec.NodeFeatures(), PodFeatures: env.GPUPodFeatures,
 			Hidden: cfg.Hidden, Rounds: cfg.Rounds, LogitClip: cfg.LogitClip, PendingClip: cfg.PendingClip,
 			Seed: cfg.Seed, Prior: cfg.Prior, ZeroInit: cfg.ZeroInit})
 		if err != nil {

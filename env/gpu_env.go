@@ -61,8 +61,8 @@ type GPUEnv struct {
 	// GPUNodePinned value per model (nil without GPUConfig.ObsPinned)
 	capModel  [sim.MaxGPUModels]int64
 	pinnedObs []float64
-	steps   int
-	ret     float64
+	steps     int
+	ret       float64
 }
 
 // GPUInfo describes one step.

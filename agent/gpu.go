@@ -107,13 +107,7 @@ func EvaluateGPUGuarded(ctx context.Context, pol *model.Policy, cfg env.GPUConfi
 	if !slices.Contains(GPUGuards, guard) {
 		return sim.GPUResult{}, fmt.Errorf("gpu policy guard %q: want one of %q", guard, GPUGuards)
 	}
-	// the pod list as it is: no subcluster, no drawn model constraints
-	cfg.Inflate, cfg.MinNodes, cfg.MaxNodes, cfg.SpecRate, cfg.ScarceRate = inflate, 0, 0, 0, 0
-	e, err := env.NewGPUEnv(cfg, w)
-	if err != nil {
-		return sim.GPUResult{}, err
-	}
-	obs, err := e.Reset(seed)
+	e, obs, err := evalEnv(cfg, w, inflate, seed)
 	if err != nil {
 		return sim.GPUResult{}, err
 	}
@@ -144,6 +138,23 @@ func EvaluateGPUGuarded(ctx context.Context, pol *model.Policy, cfg env.GPUConfi
 		}
 		obs = next
 	}
+}
+
+// evalEnv is the environment of an evaluation (EvaluateGPU, DiagnoseGPU):
+// cfg on w's whole cluster with the pod list as it is (no subcluster, no
+// drawn model constraints or scarce models), inflated to inflate, reset to
+// seed's arrivals.
+func evalEnv(cfg env.GPUConfig, w *sim.GPUWorkload, inflate float64, seed uint64) (*env.GPUEnv, *env.Obs, error) {
+	cfg.Inflate, cfg.MinNodes, cfg.MaxNodes, cfg.SpecRate, cfg.ScarceRate = inflate, 0, 0, 0, 0
+	e, err := env.NewGPUEnv(cfg, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	obs, err := e.Reset(seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, obs, nil
 }
 
 // pinnedInPlay says whether the current decision involves model

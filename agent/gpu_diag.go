@@ -66,12 +66,7 @@ type GPUDiag struct {
 // decision, so its OffSelect is 0. name names the row.
 func DiagnoseGPU(ctx context.Context, pol *model.Policy, cfg env.GPUConfig, w *sim.GPUWorkload, inflate float64, seed uint64, name string) (GPUDiag, error) {
 	d := GPUDiag{Scheduler: name}
-	cfg.Inflate, cfg.MinNodes, cfg.MaxNodes, cfg.SpecRate, cfg.ScarceRate = inflate, 0, 0, 0, 0
-	e, err := env.NewGPUEnv(cfg, w)
-	if err != nil {
-		return d, err
-	}
-	obs, err := e.Reset(seed)
+	e, obs, err := evalEnv(cfg, w, inflate, seed)
 	if err != nil {
 		return d, err
 	}

@@ -84,16 +84,8 @@ func ScarceWorkload(w *sim.GPUWorkload, seed uint64, d ScarceDraw) (*sim.GPUWork
 }
 
 func scarce(w *sim.GPUWorkload, rng *rand.Rand, d ScarceDraw) (*sim.GPUWorkload, []Scarce) {
-	// capacity per model
-	capm := map[int8]int64{}
-	var gpus int64
+	capm, _, gpus := modelSizes(w)
 	models := nodeModels(w)
-	for i := range w.Nodes {
-		if n := &w.Nodes[i]; n.GPUs > 0 {
-			capm[n.Model] += int64(n.GPUs)
-			gpus += int64(n.GPUs)
-		}
-	}
 	if gpus == 0 || w.GPUDemand() == 0 {
 		return w, nil
 	}
@@ -167,18 +159,17 @@ func ScarceModelNamed(w *sim.GPUWorkload, seed uint64, name string, f float64) (
 	return nil, Scarce{}, fmt.Errorf("scarce model %q: not a GPU model of %s's nodes (%s)", name, w.Name, strings.Join(names, ", "))
 }
 
-// pinScarce pins w's unconstrained GPU pods, in an order drawn from rng,
-// each to the first model of draw (whose Model and F are set) that it
-// fits and that is still below its target, and fills in the draw's
-// targets and counts.
-func pinScarce(w *sim.GPUWorkload, rng *rand.Rand, draw []Scarce) (*sim.GPUWorkload, []Scarce) {
-	type big struct {
-		gpus     int8
-		cpu, mem int64
-	}
-	capm := map[int8]int64{}
-	most := map[int8]big{}
-	var gpus int64
+// largestNode is the largest GPU count, CPU and memory among the nodes of
+// one model: a pod that exceeds any of them fits no empty node of it.
+type largestNode struct {
+	gpus     int8
+	cpu, mem int64
+}
+
+// modelSizes returns, per GPU model of w's nodes, its GPUs and its
+// largest node, and w's GPUs in all.
+func modelSizes(w *sim.GPUWorkload) (capm map[int8]int64, most map[int8]largestNode, gpus int64) {
+	capm, most = map[int8]int64{}, map[int8]largestNode{}
 	for i := range w.Nodes {
 		n := &w.Nodes[i]
 		if n.GPUs == 0 {
@@ -187,8 +178,17 @@ func pinScarce(w *sim.GPUWorkload, rng *rand.Rand, draw []Scarce) (*sim.GPUWorkl
 		capm[n.Model] += int64(n.GPUs)
 		gpus += int64(n.GPUs)
 		b := most[n.Model]
-		most[n.Model] = big{max(b.gpus, n.GPUs), max(b.cpu, n.CPU), max(b.mem, n.Mem)}
+		most[n.Model] = largestNode{max(b.gpus, n.GPUs), max(b.cpu, n.CPU), max(b.mem, n.Mem)}
 	}
+	return capm, most, gpus
+}
+
+// pinScarce pins w's unconstrained GPU pods, in an order drawn from rng,
+// each to the first model of draw (whose Model and F are set) that it
+// fits and that is still below its target, and fills in the draw's
+// targets and counts.
+func pinScarce(w *sim.GPUWorkload, rng *rand.Rand, draw []Scarce) (*sim.GPUWorkload, []Scarce) {
+	capm, most, gpus := modelSizes(w)
 	demand := w.GPUDemand()
 	if gpus == 0 || demand == 0 {
 		return w, nil

@@ -238,6 +238,14 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 			out[k] = OpenbRun{PodList: list, Seed: seed, GPUResult: r}
 		}
 		for k, p := range s.Policies {
+			if p.Lookahead != nil {
+				r, err := runLookahead(ctx, w, base, order, seed, p)
+				if err != nil {
+					return fmt.Errorf("%s, pod list %s, seed %d: %w", p.Name, list, seed, err)
+				}
+				out[nS+k] = OpenbRun{PodList: list, Seed: seed, GPUResult: r}
+				continue
+			}
 			// a policy per cell: its row cache is not shared between jobs
 			pol, cfg, err := agent.LoadGPU(s.path(p.Checkpoint))
 			if err != nil {

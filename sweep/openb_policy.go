@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,22 +14,39 @@ import (
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/internal/atomicfile"
+	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 )
 
-// OpenbPolicy is a trained GPU policy's row in an openb experiment: the
-// checkpoint (agent.LoadGPU) run greedily on every pod list and seed, on
-// the same arrivals as the heuristics (agent.EvaluateGPU), under the row
-// name Name.
+// OpenbPolicy is a row of an openb experiment that the summary pairs
+// against the reference heuristic: a trained GPU policy, the checkpoint
+// (agent.LoadGPU) run greedily on every pod list and seed on the same
+// arrivals as the heuristics (agent.EvaluateGPU), or FGD with lookahead
+// (sched.GPULookahead), under the row name Name.
 type OpenbPolicy struct {
 	Name string `yaml:"name"`
 	// Checkpoint is the GPU policy's checkpoint, relative to the file's
 	// folder.
 	Checkpoint string `yaml:"checkpoint"`
+	// Lookahead, instead of a checkpoint, makes the row FGD with rollouts
+	// (sched.GPULookahead; its seed is the cell's seed).
+	Lookahead *OpenbLookahead `yaml:"lookahead,omitempty"`
 	// Guard, when set, runs the policy under an evaluation guard
 	// (agent.GPUGuards; "pinned": FGD's decision wherever model constraints
 	// are in play), an ablation row.
 	Guard string `yaml:"guard"`
+}
+
+// OpenbLookahead is the row of FGD with lookahead (sched.LookaheadOptions):
+// samples 0 is the clairvoyant oracle.
+type OpenbLookahead struct {
+	Horizon    int `yaml:"horizon"`
+	Candidates int `yaml:"candidates"`
+	Samples    int `yaml:"samples"`
+}
+
+func (l *OpenbLookahead) options(seed uint64) sched.LookaheadOptions {
+	return sched.LookaheadOptions{Horizon: l.Horizon, Candidates: l.Candidates, Samples: l.Samples, Seed: seed}
 }
 
 // validatePolicies checks the policies and the reference they are paired
@@ -44,8 +62,14 @@ func (s *OpenbSpec) validatePolicies() error {
 			return fmt.Errorf("policies[%d].name = %q: want a row name without spaces or slashes", i, p.Name)
 		case names[p.Name]:
 			return fmt.Errorf("policies[%d].name = %q: already a row (a scheduler, the bound or another policy)", i, p.Name)
+		case p.Lookahead != nil && (p.Checkpoint != "" || p.Guard != ""):
+			return fmt.Errorf("policies[%d]: lookahead with a checkpoint or a guard: a row is one or the other", i)
+		case p.Lookahead != nil:
+			if _, err := sched.NewGPULookahead(nil, nil, p.Lookahead.options(0)); err != nil {
+				return fmt.Errorf("policies[%d].lookahead: %w", i, err)
+			}
 		case p.Checkpoint == "":
-			return fmt.Errorf("policies[%d].checkpoint: empty", i)
+			return fmt.Errorf("policies[%d].checkpoint: empty (or lookahead)", i)
 		case !slices.Contains(agent.GPUGuards, p.Guard):
 			return fmt.Errorf("policies[%d].guard = %q: want one of %q", i, p.Guard, agent.GPUGuards)
 		}
@@ -105,6 +129,10 @@ func planOpenb(s *OpenbSpec) (*openbPlan, error) {
 		}
 	}
 	for i, p := range s.Policies {
+		if l := p.Lookahead; l != nil {
+			pl.policies = append(pl.policies, fmt.Sprintf("%s=lookahead:%d,%d,%d", p.Name, l.Horizon, l.Candidates, l.Samples))
+			continue
+		}
 		path := s.path(p.Checkpoint)
 		if _, _, err := agent.LoadGPU(path); err != nil {
 			return nil, fmt.Errorf("policies[%d] (%s): %w", i, p.Name, err)
@@ -301,4 +329,32 @@ func fewer(d, ref float64) string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*d/(100-ref))
+}
+
+// runLookahead is a lookahead row's run of one cell.
+// A run takes minutes at the whole cluster: ctx is checked every 256 pods.
+func runLookahead(ctx context.Context, w *sim.GPUWorkload, base *sim.GPUCluster, order []int32, seed uint64, p OpenbPolicy) (sim.GPUResult, error) {
+	l, err := sched.NewGPULookahead(w, order, p.Lookahead.options(seed))
+	if err != nil {
+		return sim.GPUResult{}, err
+	}
+	c := *base
+	c.Nodes = slices.Clone(base.Nodes)
+	st, err := sim.NewGPUStep(w, &c, p.Name, order)
+	if err != nil {
+		return sim.GPUResult{}, err
+	}
+	for i := 0; !st.Done(); i++ {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return sim.GPUResult{}, err
+			}
+		}
+		k, pod := st.Pod()
+		n, m := l.Schedule(&c, k, pod)
+		if err := st.Decide(n, m); err != nil {
+			return sim.GPUResult{}, err
+		}
+	}
+	return st.Result(), l.Err()
 }

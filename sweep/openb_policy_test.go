@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,9 +13,11 @@ import (
 	"testing"
 
 	"github.com/kubesim/kubesim/agent"
+	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/sched"
+	"github.com/kubesim/kubesim/sim"
 )
 
 // smallOpenbDir writes an openb folder of the first n GPU nodes of the
@@ -144,14 +147,17 @@ func TestOpenbPolicyRow(t *testing.T) {
 func TestParseOpenbPolicies(t *testing.T) {
 	base := "name: t\nmode: openb\ndir: x\npod_lists: [default]\nseeds: [42]\nschedulers: [fgd, best-fit]\n"
 	for bad, key := range map[string]string{
-		base + "policies:\n  - name: fgd\n    checkpoint: a\n":                               "policies[0].name",
-		base + "policies:\n  - name: p\n    checkpoint: a\n  - name: p\n    checkpoint: b\n": "policies[1].name",
-		base + "policies:\n  - name: bound\n    checkpoint: a\n":                             "policies[0].name",
-		base + "policies:\n  - name: p\n":                                                    "policies[0].checkpoint",
-		base + "policies:\n  - name: a b\n    checkpoint: a\n":                               "policies[0].name",
-		base + "policies:\n  - name: p\n    checkpoint: a\n    guard: always\n":              "policies[0].guard",
-		base + "reference: dot-product\npolicies:\n  - name: p\n    checkpoint: a\n":         "reference",
-		base + "policies:\n  - name: p\n    checkpoint: a\n    typo: 1\n":                    "typo",
+		base + "policies:\n  - name: fgd\n    checkpoint: a\n":                                           "policies[0].name",
+		base + "policies:\n  - name: p\n    checkpoint: a\n  - name: p\n    checkpoint: b\n":             "policies[1].name",
+		base + "policies:\n  - name: bound\n    checkpoint: a\n":                                         "policies[0].name",
+		base + "policies:\n  - name: p\n":                                                                "policies[0].checkpoint",
+		base + "policies:\n  - name: a b\n    checkpoint: a\n":                                           "policies[0].name",
+		base + "policies:\n  - name: p\n    checkpoint: a\n    guard: always\n":                          "policies[0].guard",
+		base + "reference: dot-product\npolicies:\n  - name: p\n    checkpoint: a\n":                     "reference",
+		base + "policies:\n  - name: p\n    checkpoint: a\n    typo: 1\n":                                "typo",
+		base + "policies:\n  - name: p\n    lookahead: {horizon: 0, candidates: 2}\n":                    "policies[0].lookahead",
+		base + "policies:\n  - name: p\n    checkpoint: a\n    lookahead: {horizon: 5, candidates: 2}\n": "policies[0]: lookahead with a checkpoint",
+		base + "policies:\n  - name: p\n    lookahead: {horizon: 5, candidates: 2, typo: 1}\n":           "typo",
 	} {
 		_, err := ParseOpenbSpec([]byte(bad))
 		if err == nil || !strings.Contains(err.Error(), key) {
@@ -161,5 +167,60 @@ func TestParseOpenbPolicies(t *testing.T) {
 	s, err := ParseOpenbSpec([]byte(base + "reference: best-fit\npolicies:\n  - name: p\n    checkpoint: a\n"))
 	if err != nil || s.Reference != "best-fit" || len(s.Policies) != 1 || s.Policies[0].Checkpoint != "a" {
 		t.Errorf("spec %+v, %v", s, err)
+	}
+}
+
+// TestOpenbLookaheadRow: a lookahead row (30 nodes, where it leaves FGD) is sched.GPULookahead's run on the
+// cell's arrivals, paired against fgd in the summary; its options are part
+// of the cell's key.
+func TestOpenbLookaheadRow(t *testing.T) {
+	dir := smallOpenbDir(t, 30)
+	spec := "name: look-test\nmode: openb\ndir: " + dir + "\npod_lists: [default]\nseeds: [3]\n" +
+		"schedulers: [fgd]\npolicies:\n  - name: oracle\n    lookahead: {horizon: 8, candidates: 4}\n"
+	s, err := ParseOpenbSpec([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	res, err := RunOpenb(context.Background(), s, OpenbOptions{Out: out, Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := dataset.ReadOpenbCSV(filepath.Join(dir, "openb_node_list_gpu_node.csv"), filepath.Join(dir, "openb_pod_list_default.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tr.Workload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	order, rank := sim.GPUArrivals(w, s.Inflate, 3)
+	l, err := sched.NewGPULookahead(w, order, sched.LookaheadOptions{Horizon: 8, Candidates: 4, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := sim.RunGPUOrder(w, sim.NewGPUCluster(w, rank), l, order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := res.Runs[1]
+	if got.Scheduler != "oracle" || got.Placed != want.Placed || got.AllocPct != want.AllocPct {
+		t.Errorf("row %s placed %d (%.4f%%); the lookahead run placed %d (%.4f%%)", got.Scheduler, got.Placed, got.AllocPct, want.Placed, want.AllocPct)
+	}
+	if got.AllocPct == res.Runs[0].AllocPct {
+		t.Errorf("the oracle allocated FGD's %.4f%%: this cell no longer tells the rows apart", got.AllocPct)
+	}
+	sum, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil || !strings.Contains(string(sum), "## Policies against fgd, paired by seed") {
+		t.Errorf("summary without the paired table: %v\n%s", err, sum)
+	}
+	s.Policies[0].Lookahead.Horizon = 9
+	if r, err := RunOpenb(context.Background(), s, OpenbOptions{Out: out, Jobs: 1}); err != nil || r.Cached != 0 {
+		t.Errorf("another horizon: %v, %d cached; want a new run", err, r.Cached)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := RunOpenb(ctx, s, OpenbOptions{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
 	}
 }

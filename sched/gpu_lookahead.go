@@ -24,13 +24,18 @@ type LookaheadOptions struct {
 	Samples int
 	// Seed drives the sampled futures.
 	Seed uint64
+	// Refuse adds a candidate that fails the pod (it is not retried, as
+	// every failed pod of the artifact's experiment): admission, which pays
+	// when the pods it keeps room for place more than the pod would.
+	Refuse bool
 }
 
 // GPULookahead is one step of policy improvement over FGD: each of FGD's
 // best Candidates nodes for the pod is tried, the next Horizon pods are
 // placed after it by FGD, and the pod goes to the candidate whose rollouts
 // place the most GPU milli (FGD's own node on ties, and whenever its
-// rollouts place every pod, since no candidate can do better then). With
+// rollouts place every pod, since no candidate can do better then); with
+// Refuse, failing the pod is one more candidate, the last. With
 // Samples 0 the rollouts see the run's true future (an oracle that bounds
 // what lookahead with FGD can give); otherwise futures drawn from the
 // arrival history, which a scheduler knows at decision time.
@@ -68,7 +73,8 @@ type GPULookahead struct {
 type LookaheadStats struct {
 	Decisions int // pods scheduled
 	Searched  int // decisions where FGD's rollouts failed a pod, so the other candidates were tried
-	Changed   int // decisions off FGD's node
+	Changed   int // decisions off FGD's node (refusals included)
+	Refused   int // pods failed by choice
 	Rollouts  int // rollouts run
 }
 
@@ -96,12 +102,16 @@ func NewGPULookahead(w *sim.GPUWorkload, order []int32, opts LookaheadOptions) (
 }
 
 // Name is "fgd-lookahead" (sampled futures) or "fgd-oracle" (the true
-// future).
+// future), with "-admit" when it may refuse pods.
 func (l *GPULookahead) Name() string {
+	n := "fgd-lookahead"
 	if l.opts.Samples == 0 {
-		return "fgd-oracle"
+		n = "fgd-oracle"
 	}
-	return "fgd-lookahead"
+	if l.opts.Refuse {
+		n += "-admit"
+	}
+	return n
 }
 
 // Err reports a Schedule call out of the order's sequence.
@@ -159,8 +169,11 @@ func (l *GPULookahead) place(i int, p *sim.GPUPodSpec, m sim.GPUMask) {
 // the GPU milli placed (p's included) and whether every pod was placed.
 func (l *GPULookahead) rollout(c *sim.GPUCluster, p *sim.GPUPodSpec, cand lookCand, fut []int32) (int64, bool) {
 	l.stats.Rollouts++
-	l.place(cand.node, p, cand.gpus)
-	placed, all := p.GPU.Total(), true
+	placed, all := int64(0), true
+	if cand.node >= 0 {
+		l.place(cand.node, p, cand.gpus)
+		placed = p.GPU.Total()
+	}
 	for _, q := range fut {
 		qs := &l.w.Pods[q]
 		i, m := l.roll.Schedule(&l.buf, int(q), qs)
@@ -203,6 +216,9 @@ func (l *GPULookahead) Schedule(c *sim.GPUCluster, pod int, p *sim.GPUPodSpec) (
 	for k := range l.cands {
 		l.cands[k].gpus = l.real.gpus(c, l.cands[k].node, p)
 	}
+	if l.opts.Refuse && l.err == nil {
+		l.cands = append(l.cands, lookCand{node: -1})
+	}
 	if len(l.cands) == 1 || l.err != nil {
 		return l.cands[0].node, l.cands[0].gpus
 	}
@@ -230,6 +246,10 @@ func (l *GPULookahead) Schedule(c *sim.GPUCluster, pod int, p *sim.GPUPodSpec) (
 	}
 	if best != 0 {
 		l.stats.Changed++
+	}
+	if l.cands[best].node < 0 {
+		l.stats.Refused++
+		return -1, 0
 	}
 	return l.cands[best].node, l.cands[best].gpus
 }

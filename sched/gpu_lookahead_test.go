@@ -120,6 +120,9 @@ func (n *naiveLookahead) Schedule(c *sim.GPUCluster, pod int, p *sim.GPUPodSpec)
 	for k := range cands {
 		cands[k].gpus = real.gpus(c, cands[k].node, p)
 	}
+	if n.opts.Refuse {
+		cands = append(cands, lookCand{node: -1})
+	}
 	if len(cands) == 1 {
 		return cands[0].node, cands[0].gpus
 	}
@@ -128,9 +131,12 @@ func (n *naiveLookahead) Schedule(c *sim.GPUCluster, pod int, p *sim.GPUPodSpec)
 	for k, cd := range cands {
 		cp := *c
 		cp.Nodes = slices.Clone(c.Nodes)
-		cp.Place(cd.node, p, cd.gpus)
+		val, all := int64(0), true
+		if cd.node >= 0 {
+			cp.Place(cd.node, p, cd.gpus)
+			val = p.GPU.Total()
+		}
 		roll := &gpuFramework{name: NameFGD, score: &fgd{}}
-		val, all := p.GPU.Total(), true
 		for _, q := range fut {
 			qs := &n.w.Pods[q]
 			i, m := roll.Schedule(&cp, int(q), qs)
@@ -153,13 +159,13 @@ func (n *naiveLookahead) Schedule(c *sim.GPUCluster, pod int, p *sim.GPUPodSpec)
 
 func TestLookaheadMatchesNaive(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	changed := 0
+	changed, refused := 0, 0
 	for trial := range 12 {
 		w := randomGPUWorkload(r, 6+r.IntN(10), 60+r.IntN(60))
 		seed := uint64(trial)
 		order, rank := sim.GPUArrivals(w, 1.3, seed)
 		c := sim.NewGPUCluster(w, rank)
-		opts := LookaheadOptions{Horizon: 1 + r.IntN(30), Candidates: 2 + r.IntN(4)}
+		opts := LookaheadOptions{Horizon: 1 + r.IntN(30), Candidates: 1 + r.IntN(4), Refuse: trial%2 == 1}
 		l, err := NewGPULookahead(w, order, opts)
 		if err != nil {
 			t.Fatal(err)
@@ -179,9 +185,39 @@ func TestLookaheadMatchesNaive(t *testing.T) {
 				trial, opts, got.Placed, got.AllocPct, want.Placed, want.AllocPct)
 		}
 		changed += l.Stats().Changed
+		refused += l.Stats().Refused
 	}
-	if changed == 0 {
-		t.Fatal("no decision left FGD's node in 12 random runs: the comparison tested nothing")
+	if changed == refused || refused == 0 {
+		t.Fatalf("%d decisions left FGD's node, %d of them refusals, in 12 random runs: want both kinds", changed, refused)
+	}
+}
+
+// TestLookaheadRefuses: with node B alone (two GPUs), FGD puts the one-GPU
+// pod there and the two-GPU pod fails; refusing the first places 2,000
+// milli instead of 1,000.
+func TestLookaheadRefuses(t *testing.T) {
+	w, order, _ := twoNodeTrap()
+	w.Nodes = w.Nodes[1:]
+	c := sim.NewGPUCluster(w, nil)
+	for _, refuse := range []bool{false, true} {
+		l, err := NewGPULookahead(w, order, LookaheadOptions{Horizon: 1, Candidates: 4, Refuse: refuse})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sim.RunGPUOrder(w, c, l, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, name := 1, "fgd-oracle"
+		if refuse {
+			want, name = 2, "fgd-oracle-admit"
+		}
+		if got := r.Placed + r.Failed; got != 2 || r.AllocPct != 50*float64(want) || l.Name() != name {
+			t.Errorf("refuse %v: %s placed %d (%.1f%%); want %s with %.0f%% of the GPUs", refuse, l.Name(), r.Placed, r.AllocPct, name, 50*float64(want))
+		}
+		if refuse && l.Stats().Refused != 1 {
+			t.Errorf("stats %+v: want one refusal", l.Stats())
+		}
 	}
 }
 

@@ -40,13 +40,14 @@ type OpenbPolicy struct {
 // OpenbLookahead is the row of FGD with lookahead (sched.LookaheadOptions):
 // samples 0 is the clairvoyant oracle.
 type OpenbLookahead struct {
-	Horizon    int `yaml:"horizon"`
-	Candidates int `yaml:"candidates"`
-	Samples    int `yaml:"samples"`
+	Horizon    int  `yaml:"horizon"`
+	Candidates int  `yaml:"candidates"`
+	Samples    int  `yaml:"samples"`
+	Refuse     bool `yaml:"refuse"`
 }
 
 func (l *OpenbLookahead) options(seed uint64) sched.LookaheadOptions {
-	return sched.LookaheadOptions{Horizon: l.Horizon, Candidates: l.Candidates, Samples: l.Samples, Seed: seed}
+	return sched.LookaheadOptions{Horizon: l.Horizon, Candidates: l.Candidates, Samples: l.Samples, Seed: seed, Refuse: l.Refuse}
 }
 
 // validatePolicies checks the policies and the reference they are paired
@@ -130,7 +131,11 @@ func planOpenb(s *OpenbSpec) (*openbPlan, error) {
 	}
 	for i, p := range s.Policies {
 		if l := p.Lookahead; l != nil {
-			pl.policies = append(pl.policies, fmt.Sprintf("%s=lookahead:%d,%d,%d", p.Name, l.Horizon, l.Candidates, l.Samples))
+			key := fmt.Sprintf("%s=lookahead:%d,%d,%d", p.Name, l.Horizon, l.Candidates, l.Samples)
+			if l.Refuse {
+				key += ",refuse"
+			}
+			pl.policies = append(pl.policies, key)
 			continue
 		}
 		path := s.path(p.Checkpoint)

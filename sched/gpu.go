@@ -36,11 +36,12 @@ var gpuRegistry = [...]struct {
 	{NameBestFit, func(uint64) gpuScorer { return gpuBestFit{} }},
 	{NameFGD, func(uint64) gpuScorer { return &fgd{} }},
 	{NameKubeDefault, func(uint64) gpuScorer { return gpuKubeDefault{} }},
+	{NameFGDBalance, func(uint64) gpuScorer { return &fgdBalance{} }},
 }
 
 // GPUNames returns the names NewGPU accepts, in the paper's order
 // (random, dot-product, gpu-clustering, gpu-packing, best-fit, fgd), then
-// kube-default.
+// kube-default and fgd-balance (FGD with a CPU-balance term).
 func GPUNames() []string {
 	names := make([]string, len(gpuRegistry))
 	for i, e := range gpuRegistry {

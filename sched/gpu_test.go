@@ -126,6 +126,23 @@ func TestGPUPoliciesHandComputed(t *testing.T) {
 		//   500: one GPU no longer fits: 0.4 x 1000 = 400, delta -200 -> 45.
 		//   So device 0.
 		{"fgd share", NameFGD, podShare500, 0, nil, [3]int64{45, 45, 54}, 2, 0b01},
+		// fgd-balance: FGD's score minus round(10 x the change in GPUs
+		// stranded by CPU), stranded = max(0, free milli - free CPU / r),
+		// r = (0.6 x 4000 + 0.4 x 4000) / (0.6 x 500 + 0.4 x 1000) = 4000/700
+		// CPU millicores per milli-GPU.
+		// n0: 96000/r = 16800 > 8000 free milli, after 92000/r = 16100 >
+		//   7500: none stranded, 45.
+		// n1: 8000/r = 1400 against 2300 free: 900 stranded; after 4000/r =
+		//   700 against 1800: 1100. +200 milli: -2, 43.
+		// n2: 16000/r = 2800 > 1500, 12000/r = 2100 > 1000: none, 54.
+		{"fgd-balance share", NameFGDBalance, podShare500, 0, nil, [3]int64{45, 43, 54}, 2, 0b01},
+		// a CPU-only pod of 2 CPUs changes no type's fit anywhere: FGD ties
+		// at 50 on every node, and the rank (n1 first) decides.
+		{"fgd cpu-only", NameFGD, podCPU, 0, []int32{1, 0, 2}, [3]int64{50, 50, 50}, 1, 0},
+		// fgd-balance: n1 strands 900 -> 6000/r = 1050 against 2300: 1250,
+		// +350 milli: round(3.5) = 4, 46; n0 and n2 keep CPU for every
+		// free GPU. n0 and n2 tie at 50: n0, ranked before n2.
+		{"fgd-balance cpu-only", NameFGDBalance, podCPU, 0, []int32{1, 0, 2}, [3]int64{50, 46, 50}, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -198,7 +215,7 @@ func TestNewGPUUnknown(t *testing.T) {
 	if _, err := NewGPU("tetris", 1); !errors.Is(err, ErrUnknownScheduler) {
 		t.Errorf("NewGPU(tetris) = %v; want ErrUnknownScheduler", err)
 	}
-	want := []string{"random", "dot-product", "gpu-clustering", "gpu-packing", "best-fit", "fgd", "kube-default"}
+	want := []string{"random", "dot-product", "gpu-clustering", "gpu-packing", "best-fit", "fgd", "kube-default", "fgd-balance"}
 	if got := GPUNames(); !slices.Equal(got, want) {
 		t.Errorf("GPUNames = %v; want %v", got, want)
 	}

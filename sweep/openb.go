@@ -57,6 +57,9 @@ type OpenbSpec struct {
 	// in the summary's policy table (default fgd; one of Schedulers).
 	Policies  []OpenbPolicy `yaml:"policies,omitempty"`
 	Reference string        `yaml:"reference,omitempty"`
+	// Paired are schedulers (of Schedulers) that the summary's paired
+	// table compares with Reference as it does the policies.
+	Paired []string `yaml:"paired,omitempty"`
 
 	dir string // the file's folder
 }

@@ -76,7 +76,7 @@ func (s *OpenbSpec) validatePolicies() error {
 		}
 		names[p.Name] = true
 	}
-	if len(s.Policies) == 0 {
+	if len(s.Policies) == 0 && len(s.Paired) == 0 {
 		return nil
 	}
 	if s.Reference == "" {
@@ -84,6 +84,11 @@ func (s *OpenbSpec) validatePolicies() error {
 	}
 	if !slices.Contains(s.Schedulers, s.Reference) {
 		return fmt.Errorf("reference = %q: not among schedulers %v (the heuristic each policy is paired against)", s.Reference, s.Schedulers)
+	}
+	for i, n := range s.Paired {
+		if !slices.Contains(s.Schedulers, n) || n == s.Reference {
+			return fmt.Errorf("paired[%d] = %q: want one of the schedulers %v other than the reference %s", i, n, s.Schedulers, s.Reference)
+		}
 	}
 	return nil
 }
@@ -272,17 +277,32 @@ func (c cellRun) run() OpenbRun {
 // it); then how many lists it is worse or better on with an interval that
 // excludes zero.
 func writePolicyTable(b *strings.Builder, s *OpenbSpec, alloc map[[2]string][]sim.Curve) {
-	if len(s.Policies) == 0 {
+	type row struct{ name, what string }
+	var rows []row
+	for _, n := range s.Paired {
+		rows = append(rows, row{n, "heuristic"})
+	}
+	for _, p := range s.Policies {
+		what := "`" + p.Checkpoint + "`"
+		if l := p.Lookahead; l != nil {
+			what = fmt.Sprintf("lookahead: horizon %d, %d candidates, %d samples", l.Horizon, l.Candidates, l.Samples)
+			if l.Refuse {
+				what += ", may refuse"
+			}
+		}
+		rows = append(rows, row{p.Name, what})
+	}
+	if len(rows) == 0 {
 		return
 	}
 	ref := s.Reference
 	fmt.Fprintf(b, "\n## Policies against %s, paired by seed\n\n", ref)
 	fmt.Fprintf(b, "GPU allocation in %% of the GPUs; Δ = policy - %s on the same arrivals, mean and 95%% interval over the seeds "+
 		"(bold where it excludes 0); unallocated: the mean Δ over %s's unallocated share, in %% fewer unallocated GPUs.\n", ref, ref)
-	for _, p := range s.Policies {
-		fmt.Fprintf(b, "\n### %s (`%s`)\n\n", p.Name, p.Checkpoint)
+	for _, p := range rows {
+		fmt.Fprintf(b, "\n### %s (%s)\n\n", p.name, p.what)
 		fmt.Fprintf(b, "| pod list | seeds | %s @100%% | %s @100%% | Δ @100%% | unallocated @100%% | %s @130%% | %s @130%% | Δ @130%% |\n",
-			ref, p.Name, ref, p.Name)
+			ref, p.name, ref, p.name)
 		b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 		worse, better := 0, 0
 		for _, l := range s.PodLists {
@@ -290,7 +310,7 @@ func writePolicyTable(b *strings.Builder, s *OpenbSpec, alloc map[[2]string][]si
 			var rm, pm [2]float64
 			n := 0
 			for i, k := range []int{100, 130} {
-				rc, pc := alloc[[2]string{l, ref}], alloc[[2]string{l, p.Name}]
+				rc, pc := alloc[[2]string{l, ref}], alloc[[2]string{l, p.name}]
 				r, q := at(rc, k), at(pc, k)
 				n = min(len(r), len(q))
 				d[i] = PairedCI(q[:n], r[:n])
@@ -307,7 +327,7 @@ func writePolicyTable(b *strings.Builder, s *OpenbSpec, alloc map[[2]string][]si
 				fewer(d[0].Mean, rm[0]), rm[1], pm[1], gpuDiff(d[1]))
 		}
 		fmt.Fprintf(b, "\n%s: %d pod lists; below %s with an interval below zero on %d, above with an interval above zero on %d.\n",
-			p.Name, len(s.PodLists), ref, worse, better)
+			p.name, len(s.PodLists), ref, worse, better)
 	}
 }
 

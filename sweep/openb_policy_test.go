@@ -176,7 +176,7 @@ func TestParseOpenbPolicies(t *testing.T) {
 func TestOpenbLookaheadRow(t *testing.T) {
 	dir := smallOpenbDir(t, 30)
 	spec := "name: look-test\nmode: openb\ndir: " + dir + "\npod_lists: [default]\nseeds: [3]\n" +
-		"schedulers: [fgd]\npolicies:\n  - name: oracle\n    lookahead: {horizon: 8, candidates: 4}\n"
+		"schedulers: [fgd, best-fit]\npaired: [best-fit]\npolicies:\n  - name: oracle\n    lookahead: {horizon: 8, candidates: 4}\n"
 	s, err := ParseOpenbSpec([]byte(spec))
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +203,7 @@ func TestOpenbLookaheadRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := res.Runs[1]
+	got := res.Runs[2]
 	if got.Scheduler != "oracle" || got.Placed != want.Placed || got.AllocPct != want.AllocPct {
 		t.Errorf("row %s placed %d (%.4f%%); the lookahead run placed %d (%.4f%%)", got.Scheduler, got.Placed, got.AllocPct, want.Placed, want.AllocPct)
 	}
@@ -211,8 +211,11 @@ func TestOpenbLookaheadRow(t *testing.T) {
 		t.Errorf("the oracle allocated FGD's %.4f%%: this cell no longer tells the rows apart", got.AllocPct)
 	}
 	sum, err := os.ReadFile(filepath.Join(out, "summary.md"))
-	if err != nil || !strings.Contains(string(sum), "## Policies against fgd, paired by seed") {
-		t.Errorf("summary without the paired table: %v\n%s", err, sum)
+	for _, want := range []string{"## Policies against fgd, paired by seed", "### best-fit (heuristic)",
+		"### oracle (lookahead: horizon 8, 4 candidates, 0 samples)", "best-fit: 1 pod lists; below fgd"} {
+		if err != nil || !strings.Contains(string(sum), want) {
+			t.Errorf("summary lacks %q (%v):\n%s", want, err, sum)
+		}
 	}
 	s.Policies[0].Lookahead.Horizon = 9
 	if r, err := RunOpenb(context.Background(), s, OpenbOptions{Out: out, Jobs: 1}); err != nil || r.Cached != 0 {

@@ -72,3 +72,32 @@ func (b *fgdBalance) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	after := stranded(n.CPUFree()-p.CPU, n.GPU.TotalFree()-p.GPU.Total(), b.ratio)
 	return max(0, s-int64(math.Round(BalanceWeight*(after-before)/sim.GPUMilli)))
 }
+
+// NameFGDTiers is FGD's score in tiers, the CPU balance within a tier (not
+// in the paper).
+const NameFGDTiers = "fgd-tiers"
+
+// TierWidth is fgd-tiers' tier, in FGD's score points: chosen on validation
+// (docs/ppo.md, "FGD in tiers").
+const TierWidth = 3
+
+// fgdTiers ranks nodes by FGD's score divided by TierWidth (integer
+// division), then, within a tier, by the change in GPUs stranded by CPU
+// (fgdBalance's measure, fewer first), then by rank. Coarser FGD scores
+// tie more often, and the rank's consistent tie-break consolidates; with
+// pods constrained to GPU models FGD's fine score differences cost
+// allocation (docs/ppo.md). Scores are tier x 2^20 + 2^19 - the change in
+// stranded milli-GPU: non-negative, and not on FGD's 0..100 scale.
+type fgdTiers struct {
+	fgdBalance
+}
+
+func (b *fgdTiers) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
+	s := b.fgd.score(c, i, p)
+	var d float64
+	if b.ratio != 0 {
+		n := &c.Nodes[i]
+		d = stranded(n.CPUFree()-p.CPU, n.GPU.TotalFree()-p.GPU.Total(), b.ratio) - stranded(n.CPUFree(), n.GPU.TotalFree(), b.ratio)
+	}
+	return (s/TierWidth)<<20 + 1<<19 - int64(math.Round(d))
+}

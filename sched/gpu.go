@@ -37,11 +37,13 @@ var gpuRegistry = [...]struct {
 	{NameFGD, func(uint64) gpuScorer { return &fgd{} }},
 	{NameKubeDefault, func(uint64) gpuScorer { return gpuKubeDefault{} }},
 	{NameFGDBalance, func(uint64) gpuScorer { return &fgdBalance{} }},
+	{NameFGDTiers, func(uint64) gpuScorer { return &fgdTiers{} }},
 }
 
 // GPUNames returns the names NewGPU accepts, in the paper's order
 // (random, dot-product, gpu-clustering, gpu-packing, best-fit, fgd), then
-// kube-default and fgd-balance (FGD with a CPU-balance term).
+// kube-default, fgd-balance (FGD with a CPU-balance term) and fgd-tiers
+// (FGD's score in tiers, the balance within a tier).
 func GPUNames() []string {
 	names := make([]string, len(gpuRegistry))
 	for i, e := range gpuRegistry {

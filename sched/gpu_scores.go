@@ -23,7 +23,8 @@ func NewGPUScoring(name string, seed uint64) (*GPUScoring, error) {
 // Name returns the policy's name.
 func (s *GPUScoring) Name() string { return s.f.name }
 
-// Scores writes the policy's score (0..100) of each node for pod p (index
+// Scores writes the policy's score (0..100; fgd-tiers' are larger, see
+// fgdTiers) of each node for pod p (index
 // pod in the workload's pods) into dst, -1 for a node that fails the
 // filters, and returns it (dst grown when short). It runs the policy's
 // per-decision preparation first, as Schedule does, and must be called once

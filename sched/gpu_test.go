@@ -143,6 +143,13 @@ func TestGPUPoliciesHandComputed(t *testing.T) {
 		// +350 milli: round(3.5) = 4, 46; n0 and n2 keep CPU for every
 		// free GPU. n0 and n2 tie at 50: n0, ranked before n2.
 		{"fgd-balance cpu-only", NameFGDBalance, podCPU, 0, []int32{1, 0, 2}, [3]int64{50, 46, 50}, 0, 0},
+		// fgd-tiers: FGD's score / 3 x 2^20 + 2^19 - the change in stranded
+		// milli-GPU (above): share 500 in tiers 15, 15, 18, n1 200 more
+		// stranded.
+		{"fgd-tiers share", NameFGDTiers, podShare500, 0, nil, [3]int64{15<<20 + 1<<19, 15<<20 + 1<<19 - 200, 18<<20 + 1<<19}, 2, 0b01},
+		// the CPU-only pod: one tier (50 / 3 = 16); n1 strands 350 more;
+		// n0 and n2 tie, n0 by rank. FGD took n1.
+		{"fgd-tiers cpu-only", NameFGDTiers, podCPU, 0, []int32{1, 0, 2}, [3]int64{16<<20 + 1<<19, 16<<20 + 1<<19 - 350, 16<<20 + 1<<19}, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -215,7 +222,7 @@ func TestNewGPUUnknown(t *testing.T) {
 	if _, err := NewGPU("tetris", 1); !errors.Is(err, ErrUnknownScheduler) {
 		t.Errorf("NewGPU(tetris) = %v; want ErrUnknownScheduler", err)
 	}
-	want := []string{"random", "dot-product", "gpu-clustering", "gpu-packing", "best-fit", "fgd", "kube-default", "fgd-balance"}
+	want := []string{"random", "dot-product", "gpu-clustering", "gpu-packing", "best-fit", "fgd", "kube-default", "fgd-balance", "fgd-tiers"}
 	if got := GPUNames(); !slices.Equal(got, want) {
 		t.Errorf("GPUNames = %v; want %v", got, want)
 	}

@@ -143,6 +143,12 @@ func (c *GPUConfig) Validate() error {
 		if _, err := sched.NewGPU(c.Prior, 0); err != nil {
 			return bad("prior", c.Prior, "must be one of "+names)
 		}
+		if !sched.GPUScoresOnScale(c.Prior) {
+			// the prior divides scores by the best one and breaks ties
+			// below a 1-in-100 score step: on another scale it would
+			// silently lose the policy's order
+			return bad("prior", c.Prior, "its scores are not on the 0..100 scale the prior normalises; use fgd or fgd-balance")
+		}
 		if !(c.PriorScale > 0) || math.IsInf(c.PriorScale, 0) {
 			return bad("prior_scale", c.PriorScale, "must be a finite positive number with a prior")
 		}

@@ -231,6 +231,8 @@ func TestGPUConfigErrors(t *testing.T) {
 		{"prior", func(c *GPUConfig) { c.Prior = "nope"; c.PriorScale = 1 }},
 		{"prior_scale", func(c *GPUConfig) { c.Prior = sched.NameFGD }},
 		{"prior", func(c *GPUConfig) { c.PriorScale = 1 }},
+		// fgd-tiers' scores are not on the 0..100 scale the prior normalises
+		{"prior = fgd-tiers", func(c *GPUConfig) { c.Prior, c.PriorScale = sched.NameFGDTiers, 50 }},
 		{"spec_rate", func(c *GPUConfig) { c.SpecRate = -0.1 }},
 		{"spec_rate", func(c *GPUConfig) { c.SpecRate = 1.5 }},
 		{"spec_rate", func(c *GPUConfig) { c.SpecRate = math.NaN() }},

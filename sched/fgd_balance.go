@@ -92,6 +92,11 @@ type fgdTiers struct {
 	fgdBalance
 }
 
+// GPUScoresOnScale reports whether the named GPU policy's scores lie on
+// kube-scheduler's 0..100 scale, as callers that normalise score values
+// (env's prior) need: every policy but fgd-tiers.
+func GPUScoresOnScale(name string) bool { return name != NameFGDTiers }
+
 func (b *fgdTiers) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	s := b.fgd.score(c, i, p)
 	var d float64

@@ -200,3 +200,48 @@ func TestGPUActorRowCacheBitIdentical(t *testing.T) {
 	}
 	t.Logf("%d decisions, %d placed, %d failed, identical", len(wantA), want.Placed, want.Failed)
 }
+
+// TestEvaluateGPUOrderPrior: with prior_order, a zero correction over a
+// policy whose scores are not on the 0..100 scale (fgd-tiers) is that
+// policy's run bit for bit; the value prior refuses it.
+func TestEvaluateGPUOrderPrior(t *testing.T) {
+	w := smallOpenb(t)
+	ec := env.DefaultGPUConfig()
+	ec.Prior, ec.PriorScale, ec.PriorPending = sched.NameFGDTiers, 5, -10
+	if _, err := env.NewGPUEnv(ec, w); err == nil || !strings.Contains(err.Error(), "prior_order") {
+		t.Fatalf("fgd-tiers as a value prior: %v; want an error naming prior_order", err)
+	}
+	ec.PriorOrder = true
+	data, _ := json.Marshal(ec)
+	path := saveGPU(t, model.Config{NodeFeatures: env.GPUNodeFeatures, PodFeatures: env.GPUPodFeatures, Hidden: 16, Prior: true, ZeroInit: true, Seed: 1},
+		map[string]string{MetaGPUEnv: string(data)})
+	pol, gotEC, err := LoadGPU(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gotEC.PriorOrder {
+		t.Fatal("prior_order lost in the checkpoint")
+	}
+	for _, seed := range []uint64{7, 8} {
+		got, err := EvaluateGPU(context.Background(), pol, gotEC, w, 1.3, seed, "ppo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sched.NewGPU(sched.NameFGDTiers, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := sim.RunGPU(w, s, sim.GPURunConfig{Inflate: 1.3, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, _ := sched.NewGPU(sched.NameFGD, seed)
+		fgd, _ := sim.RunGPU(w, f, sim.GPURunConfig{Inflate: 1.3, Seed: seed})
+		if got.Placed != want.Placed || math.Float64bits(got.AllocPct) != math.Float64bits(want.AllocPct) {
+			t.Errorf("seed %d: the zero correction placed %d (%.4f%%), fgd-tiers %d (%.4f%%), fgd %d", seed, got.Placed, got.AllocPct, want.Placed, want.AllocPct, fgd.Placed)
+		}
+		if seed == 7 && want.Placed == fgd.Placed && want.AllocPct == fgd.AllocPct {
+			t.Error("fgd-tiers placed as FGD on this workload: the comparison cannot tell them apart")
+		}
+	}
+}

@@ -73,6 +73,12 @@ type GPUConfig struct {
 	// demand pinned to the node's model over that model's capacity. A
 	// policy reads NodeFeatures() columns; checkpoints without it keep 17.
 	ObsPinned bool `yaml:"obs_pinned" json:"obs_pinned,omitempty"`
+	// PriorOrder makes the prior from the order of the prior policy's
+	// scores instead of their values: the feasible nodes sorted by score,
+	// then rank, the k-th of m gets -prior_scale x k/m. A greedy zero
+	// correction is then the policy exactly, whatever its score scale
+	// (fgd-tiers needs it); how much better one node scores is lost.
+	PriorOrder bool `yaml:"prior_order" json:"prior_order,omitempty"`
 }
 
 // NodeFeatures is the width of a node row of the observation:
@@ -121,8 +127,8 @@ func (c *GPUConfig) Validate() error {
 		return bad("max_nodes", 0, "must be set with min_nodes")
 	case !(c.FailPenalty >= 0) || math.IsInf(c.FailPenalty, 0):
 		return bad("fail_penalty", c.FailPenalty, "must be a finite number >= 0")
-	case c.Prior == "" && (c.PriorScale != 0 || c.PriorPending != 0):
-		return bad("prior", `""`, "must name a GPU policy when prior_scale or prior_pending is set")
+	case c.Prior == "" && (c.PriorScale != 0 || c.PriorPending != 0 || c.PriorOrder):
+		return bad("prior", `""`, "must name a GPU policy when prior_scale, prior_pending or prior_order is set")
 	case math.IsNaN(c.PriorPending) || math.IsInf(c.PriorPending, 0):
 		return bad("prior_pending", c.PriorPending, "must be a finite number")
 	case !(c.SpecRate >= 0 && c.SpecRate <= 1):
@@ -143,11 +149,11 @@ func (c *GPUConfig) Validate() error {
 		if _, err := sched.NewGPU(c.Prior, 0); err != nil {
 			return bad("prior", c.Prior, "must be one of "+names)
 		}
-		if !sched.GPUScoresOnScale(c.Prior) {
+		if !sched.GPUScoresOnScale(c.Prior) && !c.PriorOrder {
 			// the prior divides scores by the best one and breaks ties
 			// below a 1-in-100 score step: on another scale it would
 			// silently lose the policy's order
-			return bad("prior", c.Prior, "its scores are not on the 0..100 scale the prior normalises; use fgd or fgd-balance")
+			return bad("prior", c.Prior, "its scores are not on the 0..100 scale the prior normalises; set prior_order, or use fgd or fgd-balance")
 		}
 		if !(c.PriorScale > 0) || math.IsInf(c.PriorScale, 0) {
 			return bad("prior_scale", c.PriorScale, "must be a finite positive number with a prior")

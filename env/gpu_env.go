@@ -1,6 +1,7 @@
 package env
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -48,6 +49,7 @@ type GPUEnv struct {
 	prior  *sched.GPUScoring
 	scores []int64
 	pscore []int64
+	order  []int32 // orderPrior's buffer
 	hist   gpuHistory
 	enc    gpuEncoder
 	obs    Obs
@@ -215,6 +217,11 @@ func (e *GPUEnv) observe() {
 	n := len(e.c.Nodes)
 	e.obs.Prior = grow(e.obs.Prior, n+1)
 	pr := e.obs.Prior
+	pr[n] = e.cfg.PriorPending
+	if e.cfg.PriorOrder {
+		e.orderPrior(s, pr[:n])
+		return
+	}
 	hi := int64(-1)
 	for _, v := range s {
 		hi = max(hi, v)
@@ -240,7 +247,30 @@ func (e *GPUEnv) observe() {
 			pr[i] = max(e.cfg.PriorScale*(float64(v)/float64(hi)-1), -e.cfg.PriorScale) - tie*float64(e.c.Rank[i]-r0)
 		}
 	}
-	pr[n] = e.cfg.PriorPending
+}
+
+// orderPrior writes the prior_order prior of scores s into pr: the
+// feasible nodes by score (highest first), then rank, the k-th of m at
+// -prior_scale x k/m; infeasible nodes 0 (masked).
+func (e *GPUEnv) orderPrior(s []int64, pr []float64) {
+	e.order = e.order[:0]
+	for i, v := range s {
+		pr[i] = 0
+		if v >= 0 {
+			e.order = append(e.order, int32(i))
+		}
+	}
+	rank := e.c.Rank
+	slices.SortFunc(e.order, func(a, b int32) int {
+		if s[a] != s[b] {
+			return cmp.Compare(s[b], s[a])
+		}
+		return cmp.Compare(rank[a], rank[b])
+	})
+	m := float64(len(e.order))
+	for k, i := range e.order {
+		pr[i] = -e.cfg.PriorScale * float64(k) / m
+	}
 }
 
 // Step takes action a in [0, N]: node a, or N (Pending) to fail the pod.

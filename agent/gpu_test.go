@@ -37,10 +37,10 @@ func saveGPU(t *testing.T, cfg model.Config, meta map[string]string) string {
 // correction is zero (ZeroInit) over FGD's prior: greedy, it takes the
 // node of the highest prior, so its run equals the environment driven by
 // that rule, and FGD's own run, bit for bit.
-func TestEvaluateGPUZeroCorrection(t *testing.T) {
-	w := smallOpenb(t)
-	ec := env.DefaultGPUConfig()
-	ec.Prior, ec.PriorScale, ec.PriorPending = sched.NameFGD, 5, -10
+// zeroGPUCheckpoint saves an untrained GPU policy whose correction starts
+// at zero, with ec as its environment, and loads it back.
+func zeroGPUCheckpoint(t *testing.T, ec env.GPUConfig) (*model.Policy, env.GPUConfig) {
+	t.Helper()
 	data, _ := json.Marshal(ec)
 	path := saveGPU(t, model.Config{NodeFeatures: env.GPUNodeFeatures, PodFeatures: env.GPUPodFeatures, Hidden: 16, Prior: true, ZeroInit: true, Seed: 1},
 		map[string]string{MetaGPUEnv: string(data)})
@@ -48,6 +48,14 @@ func TestEvaluateGPUZeroCorrection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pol, gotEC
+}
+
+func TestEvaluateGPUZeroCorrection(t *testing.T) {
+	w := smallOpenb(t)
+	ec := env.DefaultGPUConfig()
+	ec.Prior, ec.PriorScale, ec.PriorPending = sched.NameFGD, 5, -10
+	pol, gotEC := zeroGPUCheckpoint(t, ec)
 	if gotEC.Prior != sched.NameFGD || gotEC.PriorScale != 5 {
 		t.Fatalf("config %+v; want the checkpoint's", gotEC)
 	}
@@ -212,13 +220,7 @@ func TestEvaluateGPUOrderPrior(t *testing.T) {
 		t.Fatalf("fgd-tiers as a value prior: %v; want an error naming prior_order", err)
 	}
 	ec.PriorOrder = true
-	data, _ := json.Marshal(ec)
-	path := saveGPU(t, model.Config{NodeFeatures: env.GPUNodeFeatures, PodFeatures: env.GPUPodFeatures, Hidden: 16, Prior: true, ZeroInit: true, Seed: 1},
-		map[string]string{MetaGPUEnv: string(data)})
-	pol, gotEC, err := LoadGPU(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol, gotEC := zeroGPUCheckpoint(t, ec)
 	if !gotEC.PriorOrder {
 		t.Fatal("prior_order lost in the checkpoint")
 	}

@@ -155,6 +155,9 @@ type GPUResult struct {
 	// demand k = 0..130% (see RunGPU for the binning).
 	AllocCurve Curve `json:"gpu_alloc_curve"`
 	FragCurve  Curve `json:"gpu_frag_curve"`
+	// Waste is where the unallocated GPUs are at 100% arrived (GPUWaste);
+	// nil in results written before it existed.
+	Waste *GPUWaste `json:"waste,omitempty"`
 }
 
 // GPUArrivals returns the arrival order of the artifact's experiment, as

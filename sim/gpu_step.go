@@ -38,6 +38,10 @@ type GPUStep struct {
 	fragBin  [curveBins]float64
 	cnt      [curveBins]int32
 	res      GPUResult
+	// failed is the GPU demand (milli) of the pods failed before the
+	// snapshot, by shape; waste is the snapshot (GPUWaste), taken once.
+	failed [GPUShapes]int64
+	waste  *GPUWaste
 }
 
 // NewGPUStep starts a run of the pods of order (indices into w.Pods) on c,
@@ -110,6 +114,9 @@ func (st *GPUStep) Decide(node int, gpus GPUMask) error {
 	c := st.c
 	if node < 0 {
 		st.res.Failed++
+		if k := GPUShapeOf(p.GPU); k >= 0 && st.waste == nil {
+			st.failed[k] += p.GPU.Total()
+		}
 	} else {
 		if node >= len(c.Nodes) {
 			return fmt.Errorf("gpu run %s: scheduler %s put pod %s on node %d of %d", st.w.Name, st.name, p.Name, node, len(c.Nodes))
@@ -126,6 +133,9 @@ func (st *GPUStep) Decide(node int, gpus GPUMask) error {
 		st.nodeFrag[node] = f
 	}
 	st.arrived += p.GPU.Total()
+	if st.waste == nil && st.arrived >= st.capMilli {
+		st.waste = st.snapshot()
+	}
 	bin := math.RoundToEven(float64(st.arrived) * st.pct)
 	if bin < curveBins {
 		b := int(bin)
@@ -143,6 +153,10 @@ func (st *GPUStep) Result() GPUResult {
 	res := st.res
 	if !st.Done() {
 		return res
+	}
+	res.Waste = st.waste
+	if res.Waste == nil {
+		res.Waste = st.snapshot() // the run never reached 100% arrived: at its end
 	}
 	res.ArrivedPct = float64(st.arrived) * st.pct
 	res.AllocPct = float64(st.capMilli-st.free) * st.pct
@@ -165,4 +179,15 @@ func (st *GPUStep) Result() GPUResult {
 		res.AllocCurve[k], res.FragCurve[k] = a/float64(n), f/float64(n)
 	}
 	return res
+}
+
+// snapshot is the run's GPUWaste now.
+func (st *GPUStep) snapshot() *GPUWaste {
+	w := &GPUWaste{ArrivedPct: float64(st.arrived) * st.pct, AllocPct: float64(st.capMilli-st.free) * st.pct}
+	for k, m := range st.failed {
+		w.Failed[k] = float64(m) * st.pct
+	}
+	i, p, c, s := GPUFreeCauses(st.c)
+	w.FreeIdle, w.FreePartial, w.FreeCPU, w.FreeShape = float64(i)*st.pct, float64(p)*st.pct, float64(c)*st.pct, float64(s)*st.pct
+	return w
 }

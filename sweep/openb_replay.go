@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -68,5 +69,35 @@ func WriteGPUTable(w io.Writer, results []sim.GPUResult) error {
 			return err
 		}
 	}
-	return nil
+	return writeGPUWasteRows(w, results)
+}
+
+// writeGPUWasteRows prints each result's sim.GPUWaste (when it has one):
+// the failed GPU demand by pod shape and the free GPUs by cause at 100%
+// arrived, in % of the GPUs.
+func writeGPUWasteRows(w io.Writer, results []sim.GPUResult) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nat 100%% arrived, %% of the GPUs: failed GPU demand by pod shape; free GPUs usable (idle devices, rest of shared ones), stranded by CPU, of no pod type's shape\n%-15s %7s", "scheduler", "failed")
+	for _, sh := range sim.GPUShapeNames {
+		fmt.Fprintf(&b, " %10s", sh)
+	}
+	fmt.Fprintf(&b, " %7s %7s %7s %7s\n", "idle", "partial", "CPU", "shape")
+	any := false
+	for _, r := range results {
+		g := r.Waste
+		if g == nil {
+			continue
+		}
+		any = true
+		fmt.Fprintf(&b, "%-15s %7.2f", r.Scheduler, g.FailedPct())
+		for _, v := range g.Failed {
+			fmt.Fprintf(&b, " %10.2f", v)
+		}
+		fmt.Fprintf(&b, " %7.2f %7.2f %7.2f %7.2f\n", g.FreeIdle, g.FreePartial, g.FreeCPU, g.FreeShape)
+	}
+	if !any {
+		return nil
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

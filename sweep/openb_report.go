@@ -227,6 +227,7 @@ func OpenbSummary(s *OpenbSpec, runs []OpenbRun, exp *Expected) string {
 	}
 	writeHeadroom(&b, s, alloc)
 	writePolicyTable(&b, s, alloc)
+	writeWaste(&b, s, runs)
 	if exp == nil {
 		return b.String()
 	}

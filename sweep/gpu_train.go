@@ -32,6 +32,10 @@ type GPUTrainSpec struct {
 	// Env is the training environment (subclusters: min_nodes, max_nodes).
 	Env env.GPUConfig `yaml:"env"`
 	PPO ppo.Config    `yaml:"ppo"`
+	// ES, when set, trains by evolution strategies (ppo.TrainGPUES)
+	// instead of PPO; the ppo section then gives the architecture (hidden,
+	// rounds, logit_clip, pending_clip, prior, zero_init) and the seed.
+	ES *ppo.ESConfig `yaml:"es,omitempty"`
 	// Validation: the greedy policy on the whole cluster, these seeds'
 	// arrivals (never drawn for training) inflated to Inflate.
 	Validation struct {
@@ -105,6 +109,14 @@ func ParseGPUTrainSpec(data []byte) (*GPUTrainSpec, error) {
 	}
 	if err := s.PPO.Validate(); err != nil {
 		return nil, err
+	}
+	if s.ES != nil {
+		if err := s.ES.Validate(); err != nil {
+			return nil, err
+		}
+		if s.ES.EvalFreq > 0 && len(s.Validation.Seeds) == 0 {
+			return nil, errors.New("validation.seeds: empty, but es.eval_freq is set")
+		}
 	}
 	return s, nil
 }

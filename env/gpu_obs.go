@@ -65,22 +65,9 @@ const (
 	GPURefMem = 1 << 20
 )
 
-// gpuMix is the history class of a request (GPUPodMix*, from 0).
-func gpuMix(r sim.GPURequest) int {
-	switch {
-	case r.Count == 0:
-		return 0
-	case r.Share() && r.Milli <= sim.GPUMilli/2:
-		return 1
-	case r.Share():
-		return 2
-	case r.Count == 1:
-		return 3
-	case r.Count <= 4:
-		return 4
-	}
-	return 5
-}
+// gpuMix is the history class of a request (GPUPodMix*, from 0): CPU-only,
+// then sim.GPUShapeOf's five shapes.
+func gpuMix(r sim.GPURequest) int { return sim.GPUShapeOf(r) + 1 }
 
 // gpuHistory counts the arrived pods by type and by mix class.
 type gpuHistory struct {

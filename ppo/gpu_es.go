@@ -7,17 +7,14 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
-	"github.com/kubesim/kubesim/internal/atomicdir"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/sim"
 )
@@ -108,23 +105,12 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 		return sum, fmt.Errorf("%w: ppo.prior is on, but env.prior names no GPU policy", ErrConfig)
 	case es.EvalFreq > 0 && len(opts.ValSeeds) == 0:
 		return sum, fmt.Errorf("%w: es.eval_freq %d without validation seeds", ErrConfig, es.EvalFreq)
-	case opts.Resume != "" && opts.Force:
-		return sum, fmt.Errorf("%w: resume and force: give one (resume continues the run folder, force replaces it)", ErrConfig)
 	}
-	lock, err := atomicdir.Lock(opts.Out)
+	lock, err := openGPURunFolder(opts)
 	if err != nil {
-		return sum, fmt.Errorf("run folder: %w", err)
+		return sum, err
 	}
 	defer lock.Unlock()
-	if opts.Resume == "" && !opts.Force {
-		if h := runHistory(opts.Out); len(h) > 0 {
-			return sum, fmt.Errorf("%w: %s holds %s: continue it with --resume %s, or replace it with --force",
-				ErrRunExists, opts.Out, strings.Join(h, ", "), filepath.Join(opts.Out, LastCheckpoint))
-		}
-	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return sum, fmt.Errorf("creating run folder %s: %w", opts.Out, err)
-	}
 	ecJSON, _ := json.Marshal(ec)
 	cfgJSON, _ := json.Marshal(cfg)
 	esJSON, _ := json.Marshal(es)
@@ -175,25 +161,13 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 		return sum, err
 	}
 	defer logs.close()
+	val := &gpuValidator{ec: ec, w: w, opts: opts, logs: logs, sum: &sum, best: &best, save: save}
 	validate := func() error {
-		v, err := validateGPU(ctx, pol, ec, w, opts)
-		if err != nil {
-			return err
+		v, err := val.run(ctx, pol, int64(gen), steps)
+		if err == nil {
+			slog.Info("es validation", "generation", gen, "val_alloc100", v, "select_alloc100", sum.SelectVal)
 		}
-		if math.IsNaN(sum.SelectVal) {
-			if sum.SelectVal, err = selectValGPU(ec, w, opts); err != nil {
-				return err
-			}
-		}
-		if err := logs.validation(int64(gen), steps, v, sum.SelectVal); err != nil {
-			return err
-		}
-		slog.Info("es validation", "generation", gen, "val_alloc100", v, "select_alloc100", sum.SelectVal)
-		if v > best {
-			best = v
-			return save(filepath.Join(opts.Out, BestCheckpoint))
-		}
-		return nil
+		return err
 	}
 	if es.EvalFreq > 0 && opts.Resume == "" {
 		if err := validate(); err != nil {

@@ -13,12 +13,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
-	"github.com/kubesim/kubesim/internal/atomicdir"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -113,26 +111,13 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 	case !(opts.ValInflate >= 0 && opts.ValInflate <= 10):
 		return sum, fmt.Errorf("%w: validation inflate %v: want 0 to 10", ErrConfig, opts.ValInflate)
 	}
-	// the run folder: locked for this run (a second run into it fails
-	// naming the first one's pid); one with history is only continued
-	// (Resume) or, with Force, overwritten
-	lock, err := atomicdir.Lock(opts.Out)
+	// the run folder: locked for this run; one with history is only
+	// continued (Resume) or, with Force, overwritten
+	lock, err := openGPURunFolder(opts)
 	if err != nil {
-		return sum, fmt.Errorf("run folder: %w", err)
+		return sum, err
 	}
 	defer lock.Unlock()
-	if opts.Resume == "" && !opts.Force {
-		if h := runHistory(opts.Out); len(h) > 0 {
-			return sum, fmt.Errorf("%w: %s holds %s: continue it with --resume %s, or replace it with --force",
-				ErrRunExists, opts.Out, strings.Join(h, ", "), filepath.Join(opts.Out, LastCheckpoint))
-		}
-	}
-	if opts.Resume != "" && opts.Force {
-		return sum, fmt.Errorf("%w: resume and force: give one (resume continues the run folder, force replaces it)", ErrConfig)
-	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return sum, fmt.Errorf("creating run folder %s: %w", opts.Out, err)
-	}
 	ecJSON, err := json.Marshal(ec)
 	if err != nil {
 		return sum, fmt.Errorf("encoding the env config: %w", err)
@@ -229,28 +214,13 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 		epReturn   []float64
 		epRet      = make([]float64, K)
 	)
-	// validate scores the policy after done updates on the validation
-	// episodes, logs it beside the selection policy's score (computed once)
-	// and saves best.ckpt when it is strictly the best so far; validateGPU's
-	// errors, context.Canceled included, are returned as they are.
+	// validate scores the policy after done updates (gpuValidator: logged,
+	// best.ckpt when strictly the best so far)
+	val := &gpuValidator{ec: ec, w: w, opts: opts, logs: logs, sum: &sum, best: &best}
 	validate := func(done int64) error {
-		v, err := validateGPU(ctx, pol, ec, w, opts)
-		if err != nil {
-			return err
-		}
-		if math.IsNaN(sum.SelectVal) {
-			if sum.SelectVal, err = selectValGPU(ec, w, opts); err != nil {
-				return err
-			}
-		}
-		if err := logs.validation(done, steps, v, sum.SelectVal); err != nil {
-			return err
-		}
-		if v > best {
-			best = v
-			return save(filepath.Join(opts.Out, BestCheckpoint), done)
-		}
-		return nil
+		val.save = func(path string) error { return save(path, done) }
+		_, err := val.run(ctx, pol, done, steps)
+		return err
 	}
 	// the untrained start is the first selection candidate (a fresh run:
 	// best is -Inf, so the start is saved as best.ckpt)

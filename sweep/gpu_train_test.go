@@ -24,6 +24,13 @@ func TestParseGPUTrainSpec(t *testing.T) {
 	if o := sc.Options("out", ""); !o.ValScarce || o.ValScarceEach != 1.2 || sc.Env.ScarceRate != 0.5 || !sc.Env.ScarceDraw().Uniform {
 		t.Errorf("scarce spec: options %+v, env %+v; want scarce validation, each model at 1.2, scarce_rate 0.5, a uniform pick", o, sc.Env)
 	}
+	es, err := ParseGPUTrainSpec([]byte(ok + "es:\n  generations: 30\n  pairs: 8\n  episodes: 4\n  sigma: 0.05\n  learning_rate: 0.01\n  eval_freq: 10\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ES != nil || es.ES == nil || es.ES.Pairs != 8 || es.ES.Sigma != 0.05 {
+		t.Errorf("es section: %+v (without one: %+v)", es.ES, s.ES)
+	}
 	if !IsGPUTrainSpec([]byte(ok)) || IsGPUTrainSpec([]byte("name: g\n")) {
 		t.Error("IsGPUTrainSpec")
 	}
@@ -37,6 +44,9 @@ func TestParseGPUTrainSpec(t *testing.T) {
 		{strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_rate: 2\n", 1), "scarce_rate"},
 		{strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_pick: largest\n", 1), "scarce_pick"},
 		{ok + "  scarce_each: -1\n", "validation.scarce_each"},
+		{ok + "es:\n  generations: 2\n  pairs: 2\n  episodes: 1\n  sigma: 0\n  learning_rate: 0.1\n", "es.sigma"},
+		{ok + "es:\n  generations: 2\n  pairs: 2\n  episodes: 1\n  sigma: 0.1\n  learning_rate: 0.1\n  eval_freq: 1\n  typo: 3\n", "typo"},
+		{strings.Replace(ok, "seeds: [1001]", "seeds: []", 1) + "es:\n  generations: 2\n  pairs: 2\n  episodes: 1\n  sigma: 0.1\n  learning_rate: 0.1\n  eval_freq: 1\n", "validation.seeds"},
 	} {
 		if _, err := ParseGPUTrainSpec([]byte(bad.yaml)); err == nil || !strings.Contains(err.Error(), bad.key) {
 			t.Errorf("%q: error %v; want it to name %s", bad.yaml, err, bad.key)

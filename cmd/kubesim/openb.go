@@ -207,19 +207,18 @@ func printGPUResults(cmd *cobra.Command, w *sim.GPUWorkload, f replayFlags, res 
 }
 
 // runTrainGPU is train with a gpu-train file: ppo.TrainGPU on the file's
-// openb workload.
+// openb workload, or ppo.TrainGPUES when the file has an es section.
 func runTrainGPU(cmd *cobra.Command, config, out, resume string, steps int64, force bool) error {
 	spec, err := sweep.ReadGPUTrainSpec(config)
 	if err != nil {
 		return usageError{err}
 	}
-	if spec.ES != nil {
-		return runTrainGPUES(cmd, spec, out, resume, steps, force)
-	}
-	if steps != 0 {
-		if steps < 0 {
-			return usagef("--steps %d: must be positive", steps)
-		}
+	switch {
+	case steps != 0 && spec.ES != nil:
+		return usagef("--steps does not apply to an es: run (es.generations sets its length)")
+	case steps < 0:
+		return usagef("--steps %d: must be positive", steps)
+	case steps > 0:
 		spec.PPO.TotalTimesteps = steps
 		if err := spec.PPO.Validate(); err != nil {
 			return usageError{err}
@@ -234,39 +233,19 @@ func runTrainGPU(cmd *cobra.Command, config, out, resume string, steps int64, fo
 	}
 	opts := spec.Options(out, resume)
 	opts.Force = force
-	sum, err := ppo.TrainGPU(cmd.Context(), spec.PPO, spec.Env, w, opts)
+	var sum ppo.GPUSummary
+	what := "gpu training " + spec.Name + ": %d steps, %d updates"
+	if spec.ES != nil {
+		sum, err = ppo.TrainGPUES(cmd.Context(), *spec.ES, spec.PPO, spec.Env, w, opts)
+		what = "gpu es " + spec.Name + ": %d decisions, %d generations"
+	} else {
+		sum, err = ppo.TrainGPU(cmd.Context(), spec.PPO, spec.Env, w, opts)
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "gpu training %s: %d steps, %d updates in %s; best validation allocation at 100%% %.2f (%s: %.2f); outputs in %s\n",
-		spec.Name, sum.Steps, sum.Updates, sum.Elapsed.Round(1e9), sum.BestVal, spec.Env.Select, sum.SelectVal, out)
-	if sum.Interrupted {
-		return fmt.Errorf("training interrupted: %w (continue with --resume %s)", context.Canceled, filepath.Join(out, ppo.LastCheckpoint))
-	}
-	return nil
-}
-
-// runTrainGPUES is train with a gpu-train file that has an es section:
-// ppo.TrainGPUES on the file's openb workload.
-func runTrainGPUES(cmd *cobra.Command, spec *sweep.GPUTrainSpec, out, resume string, steps int64, force bool) error {
-	if steps != 0 {
-		return usagef("--steps does not apply to an es: run (es.generations sets its length)")
-	}
-	if force && resume != "" {
-		return usagef("--force and --resume: give one (--resume continues the run folder, --force replaces it)")
-	}
-	w, err := spec.Workload()
-	if err != nil {
-		return err
-	}
-	opts := spec.Options(out, resume)
-	opts.Force = force
-	sum, err := ppo.TrainGPUES(cmd.Context(), *spec.ES, spec.PPO, spec.Env, w, opts)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.OutOrStdout(), "gpu es %s: %d generations, %d decisions in %s; best validation allocation at 100%% %.2f (%s: %.2f); outputs in %s\n",
-		spec.Name, sum.Updates, sum.Steps, sum.Elapsed.Round(1e9), sum.BestVal, spec.Env.Select, sum.SelectVal, out)
+	fmt.Fprintf(cmd.OutOrStdout(), what+" in %s; best validation allocation at 100%% %.2f (%s: %.2f); outputs in %s\n",
+		sum.Steps, sum.Updates, sum.Elapsed.Round(1e9), sum.BestVal, spec.Env.Select, sum.SelectVal, out)
 	if sum.Interrupted {
 		return fmt.Errorf("training interrupted: %w (continue with --resume %s)", context.Canceled, filepath.Join(out, ppo.LastCheckpoint))
 	}

@@ -156,7 +156,7 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 			metaGPUBest: strconv.FormatFloat(best, 'g', -1, 64),
 		})
 	}
-	logs, err := newGPULogs(opts.Out, opts.Resume != "")
+	logs, err := newGPULogs(opts.Out, opts.Resume != "", esHeader)
 	if err != nil {
 		return sum, err
 	}
@@ -255,6 +255,25 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 			return sum, fmt.Errorf("generation %d: %w", gen, firstErr)
 		}
 		steps += decisions
+		// the centre and the selection policy on the same episodes: the
+		// search's progress, paired, without validation
+		centre, n, err := workers[0].fitness(ctx, theta, seeds)
+		if err != nil {
+			if ctx.Err() != nil {
+				sum.Interrupted = true
+				break
+			}
+			return sum, fmt.Errorf("generation %d: %w", gen, err)
+		}
+		steps += n
+		base, _, err := workers[0].fitness(ctx, nil, seeds)
+		if err != nil {
+			if ctx.Err() != nil {
+				sum.Interrupted = true
+				break
+			}
+			return sum, fmt.Errorf("generation %d: %w", gen, err)
+		}
 		u := centredRanks(fit)
 		scale := es.LearningRate / (2 * float64(es.Pairs) * es.Sigma)
 		for i, e := range noise {
@@ -267,7 +286,7 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 			return sum, err
 		}
 		gen++
-		if err := logs.esProgress(gen, steps, time.Since(start), fit, es); err != nil {
+		if err := logs.esProgress(gen, steps, time.Since(start), fit, centre, base, es); err != nil {
 			return sum, err
 		}
 		if es.EvalFreq > 0 && (gen%es.EvalFreq == 0 || gen == es.Generations) {
@@ -356,9 +375,15 @@ func newESWorker(mcfg model.Config, ec env.GPUConfig, w *sim.GPUWorkload) (*esWo
 // fitness is the greedy policy of weights theta's mean GPU allocation at
 // 100% arrived (alloc100; the end's allocation where the curve has no value
 // near 100) over the episodes of seeds, and the decisions it took.
+//
+// With theta nil the environment's selection policy (env.GPUConfig.Select:
+// fgd-tiers in round 9) takes every decision instead, for the paired
+// baseline of progress.csv.
 func (wk *esWorker) fitness(ctx context.Context, theta []float64, seeds []uint64) (float64, int64, error) {
-	if err := wk.pol.SetLogitWeights(theta); err != nil {
-		return 0, 0, err
+	if theta != nil {
+		if err := wk.pol.SetLogitWeights(theta); err != nil {
+			return 0, 0, err
+		}
 	}
 	var s float64
 	var n int64
@@ -371,9 +396,11 @@ func (wk *esWorker) fitness(ctx context.Context, theta []float64, seeds []uint64
 			if n%256 == 0 && ctx.Err() != nil {
 				return 0, n, ctx.Err()
 			}
-			a, err := wk.actor.Act(obs)
-			if err != nil {
-				return 0, n, err
+			a := wk.env.Best()
+			if theta != nil {
+				if a, err = wk.actor.Act(obs); err != nil {
+					return 0, n, err
+				}
 			}
 			next, _, done, info, err := wk.env.Step(a)
 			if err != nil {
@@ -394,16 +421,20 @@ func (wk *esWorker) fitness(ctx context.Context, theta []float64, seeds []uint64
 	return s / float64(len(seeds)), n, nil
 }
 
-// esProgress logs one generation in progress.csv's columns:
-// ep_alloc_pct_mean is the candidates' mean fitness, ep_return_mean their
-// best, learning_rate ES's; the PPO loss columns are empty.
-func (l *gpuLogs) esProgress(gen int, steps int64, el time.Duration, fit []float64, es ESConfig) error {
+// esProgress logs one generation in progress.csv (esHeader): the
+// candidates' best and mean fitness (ep_return_mean, ep_alloc_pct_mean,
+// the columns PlotGPULearningCurve draws), the centre's before the step
+// and the selection policy's on the same episodes, and their difference.
+func (l *gpuLogs) esProgress(gen int, steps int64, el time.Duration, fit []float64, centre, base float64, es ESConfig) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 	l.p.Write([]string{strconv.Itoa(gen), strconv.FormatInt(steps, 10), f(el.Seconds()), strconv.Itoa(len(fit) * es.Episodes),
-		f(slices.Max(fit)), f(meanOf(fit)), "", "", "", "", "", "", f(es.LearningRate)})
+		f(slices.Max(fit)), f(meanOf(fit)), f(centre), f(base), f(centre - base), f(es.LearningRate)})
 	l.p.Flush()
 	if err := l.p.Error(); err != nil {
 		return fmt.Errorf("progress log: %w", err)
 	}
 	return nil
 }
+
+// esHeader is progress.csv's header in an ES run.
+var esHeader = []string{"update", "steps", "seconds", "episodes", "ep_return_mean", "ep_alloc_pct_mean", "centre_alloc", "select_alloc", "centre_minus_select", "learning_rate"}

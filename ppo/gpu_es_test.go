@@ -42,7 +42,8 @@ func lastWeights(t *testing.T, dir string) []float64 {
 }
 
 // TestTrainGPUES: two generations run and validate after the start, which
-// validates as FGD exactly (a zero correction over FGD's prior); best.ckpt
+// validates as FGD exactly (a zero correction over FGD's prior), and the
+// first generation's centre plays FGD's allocation exactly; best.ckpt
 // is written; the weights moved; and the same run with one worker gives
 // the same weights bit for bit (results do not depend on the workers).
 func TestTrainGPUES(t *testing.T) {
@@ -75,6 +76,19 @@ func TestTrainGPUES(t *testing.T) {
 	}
 	if f := strings.Split(rows[1], ","); f[2] != f[3] {
 		t.Errorf("the start validates at %s, FGD at %s; want equal", f[2], f[3])
+	}
+	prog, err := os.ReadFile(filepath.Join(a, "progress.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := strings.Split(strings.TrimSpace(string(prog)), "\n")
+	if len(pr) != 3 || pr[0] != strings.Join(esHeader, ",") {
+		t.Fatalf("progress.csv:\n%s\nwant the es header and 2 generations", prog)
+	}
+	// the first generation's centre is the untrained start, a zero
+	// correction over FGD's prior: FGD on the same episodes, exactly
+	if g1 := strings.Split(pr[1], ","); g1[6] != g1[7] || g1[8] != "0" {
+		t.Errorf("generation 1: centre %s, selection policy %s, difference %s; want equal and 0", g1[6], g1[7], g1[8])
 	}
 	if _, err := os.Stat(filepath.Join(a, BestCheckpoint)); err != nil {
 		t.Error(err)

@@ -165,7 +165,7 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 			metaGPUBest: strconv.FormatFloat(best, 'g', -1, 64),
 		})
 	}
-	logs, err := newGPULogs(opts.Out, opts.Resume != "")
+	logs, err := newGPULogs(opts.Out, opts.Resume != "", ppoGPUHeader)
 	if err != nil {
 		return sum, err
 	}
@@ -455,7 +455,12 @@ type gpuLogs struct {
 	p, v   *csv.Writer
 }
 
-func newGPULogs(dir string, resume bool) (*gpuLogs, error) {
+// ppoGPUHeader is progress.csv's header in a PPO run.
+var ppoGPUHeader = []string{"update", "steps", "seconds", "episodes", "ep_return_mean", "ep_alloc_pct_mean", "loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "learning_rate"}
+
+// newGPULogs opens progress.csv (with header, unless resuming) and
+// validation.csv in dir.
+func newGPULogs(dir string, resume bool, header []string) (*gpuLogs, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if resume {
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
@@ -471,7 +476,7 @@ func newGPULogs(dir string, resume bool) (*gpuLogs, error) {
 	}
 	l.p, l.v = csv.NewWriter(l.pf), csv.NewWriter(l.vf)
 	if !resume {
-		l.p.Write([]string{"update", "steps", "seconds", "episodes", "ep_return_mean", "ep_alloc_pct_mean", "loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "learning_rate"})
+		l.p.Write(header)
 		l.v.Write([]string{"update", "steps", "val_alloc100", "select_alloc100"})
 	}
 	return l, nil

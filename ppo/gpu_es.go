@@ -114,8 +114,7 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 	ecJSON, _ := json.Marshal(ec)
 	cfgJSON, _ := json.Marshal(cfg)
 	esJSON, _ := json.Marshal(es)
-	mcfg := model.Config{NodeFeatures: ec.NodeFeatures(), PodFeatures: env.GPUPodFeatures, Hidden: cfg.Hidden, Rounds: cfg.Rounds,
-		LogitClip: cfg.LogitClip, PendingClip: cfg.PendingClip, Seed: cfg.Seed, Prior: cfg.Prior, ZeroInit: cfg.ZeroInit}
+	mcfg := gpuModelConfig(cfg, ec)
 
 	var pol *model.Policy
 	gen, steps := 0, int64(0)
@@ -149,7 +148,9 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 	} else if pol, err = model.New(mcfg); err != nil {
 		return sum, fmt.Errorf("building the policy: %w", err)
 	}
-	save := func(path string) error {
+	// save writes the policy after gen generations (the count is gen's, so
+	// the update argument of gpuValidator's calls is not needed)
+	save := func(path string, _ int64) error {
 		return pol.Save(path, map[string]string{
 			agent.MetaGPUEnv: string(ecJSON), metaConfig: string(cfgJSON), metaESConfig: string(esJSON),
 			metaESGenerations: strconv.Itoa(gen), metaSteps: strconv.FormatInt(steps, 10), metaUpdates: strconv.Itoa(gen),
@@ -191,7 +192,11 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 	for i := range noise {
 		noise[i] = make([]float64, d)
 	}
-	fit := make([]float64, 2*es.Pairs)
+	// jobs of a generation: candidate c < 2 Pairs is pair c/2, sign + for
+	// even c; job 2 Pairs is the centre (theta itself) and job 2 Pairs+1
+	// the selection policy, both on the same episodes for the paired log
+	cands := 2 * es.Pairs
+	fit := make([]float64, cands+2)
 	for gen < es.Generations {
 		if ctx.Err() != nil {
 			sum.Interrupted = true
@@ -208,10 +213,9 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 				e[j] = rng.NormFloat64()
 			}
 		}
-		// candidate c: pair c/2, sign + for even c
 		var mu sync.Mutex
 		var firstErr error
-		var decisions int64
+		var decisions int64 // the candidates' and the centre's
 		next := 0
 		var wg sync.WaitGroup
 		for _, wk := range workers {
@@ -228,20 +232,29 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 					if stop {
 						return
 					}
-					s := es.Sigma
-					if c%2 == 1 {
-						s = -s
+					var weights []float64 // nil: the selection policy
+					switch {
+					case c < cands:
+						s := es.Sigma
+						if c%2 == 1 {
+							s = -s
+						}
+						for j := range cand {
+							cand[j] = theta[j] + s*noise[c/2][j]
+						}
+						weights = cand
+					case c == cands:
+						weights = theta
 					}
-					for j := range cand {
-						cand[j] = theta[j] + s*noise[c/2][j]
-					}
-					f, n, err := wk.fitness(ctx, cand, seeds)
+					f, n, err := wk.fitness(ctx, weights, seeds)
 					mu.Lock()
 					if err != nil && firstErr == nil {
 						firstErr = err
 					}
 					fit[c] = f
-					decisions += n
+					if weights != nil {
+						decisions += n
+					}
 					mu.Unlock()
 				}
 			}(wk)
@@ -255,26 +268,8 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 			return sum, fmt.Errorf("generation %d: %w", gen, firstErr)
 		}
 		steps += decisions
-		// the centre and the selection policy on the same episodes: the
-		// search's progress, paired, without validation
-		centre, n, err := workers[0].fitness(ctx, theta, seeds)
-		if err != nil {
-			if ctx.Err() != nil {
-				sum.Interrupted = true
-				break
-			}
-			return sum, fmt.Errorf("generation %d: %w", gen, err)
-		}
-		steps += n
-		base, _, err := workers[0].fitness(ctx, nil, seeds)
-		if err != nil {
-			if ctx.Err() != nil {
-				sum.Interrupted = true
-				break
-			}
-			return sum, fmt.Errorf("generation %d: %w", gen, err)
-		}
-		u := centredRanks(fit)
+		centre, base := fit[cands], fit[cands+1]
+		u := centredRanks(fit[:cands])
 		scale := es.LearningRate / (2 * float64(es.Pairs) * es.Sigma)
 		for i, e := range noise {
 			k := scale * (u[2*i] - u[2*i+1])
@@ -286,7 +281,7 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 			return sum, err
 		}
 		gen++
-		if err := logs.esProgress(gen, steps, time.Since(start), fit, centre, base, es); err != nil {
+		if err := logs.esProgress(gen, steps, time.Since(start), fit[:cands], centre, base, es); err != nil {
 			return sum, err
 		}
 		if es.EvalFreq > 0 && (gen%es.EvalFreq == 0 || gen == es.Generations) {
@@ -298,12 +293,12 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 				return sum, err
 			}
 		}
-		if err := save(filepath.Join(opts.Out, LastCheckpoint)); err != nil {
+		if err := save(filepath.Join(opts.Out, LastCheckpoint), int64(gen)); err != nil {
 			return sum, err
 		}
 	}
 	if sum.Interrupted {
-		if err := save(filepath.Join(opts.Out, LastCheckpoint)); err != nil {
+		if err := save(filepath.Join(opts.Out, LastCheckpoint), int64(gen)); err != nil {
 			return sum, err
 		}
 	}
@@ -396,11 +391,11 @@ func (wk *esWorker) fitness(ctx context.Context, theta []float64, seeds []uint64
 			if n%256 == 0 && ctx.Err() != nil {
 				return 0, n, ctx.Err()
 			}
-			a := wk.env.Best()
-			if theta != nil {
-				if a, err = wk.actor.Act(obs); err != nil {
-					return 0, n, err
-				}
+			var a int
+			if theta == nil {
+				a = wk.env.Best()
+			} else if a, err = wk.actor.Act(obs); err != nil {
+				return 0, n, err
 			}
 			next, _, done, info, err := wk.env.Step(a)
 			if err != nil {

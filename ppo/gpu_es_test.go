@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/kubesim/kubesim/agent"
-	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/model"
 )
 
@@ -94,8 +93,7 @@ func TestTrainGPUES(t *testing.T) {
 		t.Error(err)
 	}
 	wa := lastWeights(t, a)
-	fresh, err := model.New(model.Config{NodeFeatures: ec.NodeFeatures(), PodFeatures: env.GPUPodFeatures, Hidden: cfg.Hidden, Rounds: cfg.Rounds,
-		LogitClip: cfg.LogitClip, PendingClip: cfg.PendingClip, Seed: cfg.Seed, Prior: cfg.Prior, ZeroInit: cfg.ZeroInit})
+	fresh, err := model.New(gpuModelConfig(cfg, ec))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ type gpuValidator struct {
 	logs *gpuLogs
 	sum  *GPUSummary
 	best *float64
-	save func(path string) error
+	save func(path string, upd int64) error // a checkpoint of the policy after upd updates
 }
 
 // run validates pol after update upd (steps so far); validateGPU's errors,
@@ -70,7 +70,7 @@ func (v *gpuValidator) run(ctx context.Context, pol *model.Policy, upd, steps in
 	}
 	if val > *v.best {
 		*v.best = val
-		return val, v.save(filepath.Join(v.opts.Out, BestCheckpoint))
+		return val, v.save(filepath.Join(v.opts.Out, BestCheckpoint), upd)
 	}
 	return val, nil
 }

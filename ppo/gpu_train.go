@@ -151,9 +151,7 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 			}
 		}
 	} else {
-		pol, err = model.New(model.Config{NodeFeatures: ec.NodeFeatures(), PodFeatures: env.GPUPodFeatures,
-			Hidden: cfg.Hidden, Rounds: cfg.Rounds, LogitClip: cfg.LogitClip, PendingClip: cfg.PendingClip,
-			Seed: cfg.Seed, Prior: cfg.Prior, ZeroInit: cfg.ZeroInit})
+		pol, err = model.New(gpuModelConfig(cfg, ec))
 		if err != nil {
 			return sum, fmt.Errorf("building the policy: %w", err)
 		}
@@ -216,9 +214,8 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 	)
 	// validate scores the policy after done updates (gpuValidator: logged,
 	// best.ckpt when strictly the best so far)
-	val := &gpuValidator{ec: ec, w: w, opts: opts, logs: logs, sum: &sum, best: &best}
+	val := &gpuValidator{ec: ec, w: w, opts: opts, logs: logs, sum: &sum, best: &best, save: save}
 	validate := func(done int64) error {
-		val.save = func(path string) error { return save(path, done) }
 		_, err := val.run(ctx, pol, done, steps)
 		return err
 	}
@@ -346,6 +343,14 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 		sum.BestVal = best
 	}
 	return sum, nil
+}
+
+// gpuModelConfig is the GPU policy's architecture: the environment's
+// feature widths and cfg's hidden, rounds, clips, prior, zero_init and
+// seed (TrainGPU, TrainGPUES).
+func gpuModelConfig(cfg Config, ec env.GPUConfig) model.Config {
+	return model.Config{NodeFeatures: ec.NodeFeatures(), PodFeatures: env.GPUPodFeatures, Hidden: cfg.Hidden, Rounds: cfg.Rounds,
+		LogitClip: cfg.LogitClip, PendingClip: cfg.PendingClip, Seed: cfg.Seed, Prior: cfg.Prior, ZeroInit: cfg.ZeroInit}
 }
 
 // normalizeAdv scales advantages to mean 0, std 1 (std 0: centred only).

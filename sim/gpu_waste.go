@@ -109,7 +109,7 @@ func GPUFreeCauses(c *GPUCluster) (idle, partial, cpu, shape int64) {
 			use, withCPU := false, false
 			for k := range c.Types {
 				r := c.Types[k].GPU
-				if r.Count == 0 || f < r.Milli || !r.Models.Allows(g.Model) || !devicesFit(g, r) {
+				if r.Count == 0 || f < r.Milli || !g.Fits(r) {
 					continue
 				}
 				withCPU = true
@@ -131,15 +131,4 @@ func GPUFreeCauses(c *GPUCluster) (idle, partial, cpu, shape int64) {
 		}
 	}
 	return idle, partial, cpu, shape
-}
-
-// devicesFit reports whether g has r.Count devices with r.Milli free.
-func devicesFit(g *GPUs, r GPURequest) bool {
-	var k int8
-	for d := range g.N {
-		if g.Free[d] >= r.Milli {
-			k++
-		}
-	}
-	return k >= r.Count
 }

@@ -82,20 +82,20 @@ func writeGPUWasteRows(w io.Writer, results []sim.GPUResult) error {
 		fmt.Fprintf(&b, " %10s", sh)
 	}
 	fmt.Fprintf(&b, " %7s %7s %7s %7s\n", "idle", "partial", "CPU", "shape")
-	any := false
+	found := false
 	for _, r := range results {
 		g := r.Waste
 		if g == nil {
 			continue
 		}
-		any = true
+		found = true
 		fmt.Fprintf(&b, "%-15s %7.2f", r.Scheduler, g.FailedPct())
 		for _, v := range g.Failed {
 			fmt.Fprintf(&b, " %10.2f", v)
 		}
 		fmt.Fprintf(&b, " %7.2f %7.2f %7.2f %7.2f\n", g.FreeIdle, g.FreePartial, g.FreeCPU, g.FreeShape)
 	}
-	if !any {
+	if !found {
 		return nil
 	}
 	_, err := io.WriteString(w, b.String())

@@ -10,68 +10,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/sim"
-)
-
-// ESConfig configures TrainGPUES, a derivative-free search of a GPU
-// policy's logit weights (OpenAI-style evolution strategies with
-// antithetic pairs and centred ranks). YAML keys as tagged.
-type ESConfig struct {
-	// Generations is the number of search steps.
-	Generations int `yaml:"generations" json:"generations"`
-	// Pairs is the number of antithetic pairs (w + sigma e, w - sigma e)
-	// per generation.
-	Pairs int `yaml:"pairs" json:"pairs"`
-	// Episodes is the number of training episodes per generation; every
-	// candidate of a generation plays the same ones (common random
-	// numbers), so that fitness differences are differences of policies,
-	// not of arrivals.
-	Episodes int `yaml:"episodes" json:"episodes"`
-	// Sigma is the noise scale, LearningRate the step of plain gradient
-	// ascent on the rank-weighted noise.
-	Sigma        float64 `yaml:"sigma" json:"sigma"`
-	LearningRate float64 `yaml:"learning_rate" json:"learning_rate"`
-	// EvalFreq validates every EvalFreq generations (and after the last).
-	EvalFreq int `yaml:"eval_freq" json:"eval_freq"`
-	// Workers evaluate candidates at once (each with its own copy of the
-	// policy); results do not depend on it. 0: 2.
-	Workers int `yaml:"workers" json:"workers,omitempty"`
-}
-
-// Validate reports the first impossible value, naming its key.
-func (c *ESConfig) Validate() error {
-	bad := func(key string, v any, why string) error {
-		return fmt.Errorf("%w: es.%s = %v: %s", ErrConfig, key, v, why)
-	}
-	switch {
-	case c.Generations < 1:
-		return bad("generations", c.Generations, "must be >= 1")
-	case c.Pairs < 1:
-		return bad("pairs", c.Pairs, "must be >= 1")
-	case c.Episodes < 1:
-		return bad("episodes", c.Episodes, "must be >= 1")
-	case !(c.Sigma > 0) || math.IsInf(c.Sigma, 0):
-		return bad("sigma", c.Sigma, "must be a finite number > 0")
-	case !(c.LearningRate > 0) || math.IsInf(c.LearningRate, 0):
-		return bad("learning_rate", c.LearningRate, "must be a finite number > 0")
-	case c.EvalFreq < 0:
-		return bad("eval_freq", c.EvalFreq, "must be >= 0")
-	case c.Workers < 0 || c.Workers > 64:
-		return bad("workers", c.Workers, "want 0 (2) to 64")
-	}
-	return nil
-}
-
-// Checkpoint metadata of an ES run.
-const (
-	metaESGenerations = "es/generations"
-	metaESConfig      = "es/config"
 )
 
 // TrainGPUES searches the logit weights of a GPU policy (the architecture
@@ -106,7 +50,7 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 	case es.EvalFreq > 0 && len(opts.ValSeeds) == 0:
 		return sum, fmt.Errorf("%w: es.eval_freq %d without validation seeds", ErrConfig, es.EvalFreq)
 	}
-	lock, err := openGPURunFolder(opts)
+	lock, err := openRunFolder(opts.Out, opts.Resume, opts.Force)
 	if err != nil {
 		return sum, err
 	}
@@ -127,23 +71,8 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 		if gec != ec {
 			return sum, fmt.Errorf("%w: resuming from %s: its environment %+v differs from the config's %+v", ErrConfig, opts.Resume, gec, ec)
 		}
-		meta := pol.Meta()
-		var was ESConfig
-		if err := json.Unmarshal([]byte(meta[metaESConfig]), &was); err != nil {
-			return sum, fmt.Errorf("%w: resuming from %s: no es config (%v): not an es run", ErrConfig, opts.Resume, err)
-		}
-		if was.Pairs != es.Pairs || was.Episodes != es.Episodes || was.Sigma != es.Sigma || was.LearningRate != es.LearningRate {
-			return sum, fmt.Errorf("%w: resuming from %s: its search (pairs, episodes, sigma, learning_rate) %s differs from %s; only generations, eval_freq and workers may change",
-				ErrConfig, opts.Resume, meta[metaESConfig], esJSON)
-		}
-		if gen, err = strconv.Atoi(meta[metaESGenerations]); err != nil {
-			return sum, fmt.Errorf("resuming from %s: bad %s: %w", opts.Resume, metaESGenerations, err)
-		}
-		if steps, err = strconv.ParseInt(meta[metaSteps], 10, 64); err != nil {
-			return sum, fmt.Errorf("resuming from %s: bad %s: %w", opts.Resume, metaSteps, err)
-		}
-		if best, err = strconv.ParseFloat(meta[metaGPUBest], 64); err != nil {
-			return sum, fmt.Errorf("resuming from %s: bad %s: %w", opts.Resume, metaGPUBest, err)
+		if gen, steps, best, err = esResumed(opts.Resume, pol.Meta(), es, metaGPUBest); err != nil {
+			return sum, err
 		}
 	} else if pol, err = model.New(mcfg); err != nil {
 		return sum, fmt.Errorf("building the policy: %w", err)
@@ -157,7 +86,7 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 			metaGPUBest: strconv.FormatFloat(best, 'g', -1, 64),
 		})
 	}
-	logs, err := newGPULogs(opts.Out, opts.Resume != "", esHeader)
+	logs, err := newGPULogs(opts.Out, opts.Resume != "", esHeader, gpuValHeader)
 	if err != nil {
 		return sum, err
 	}
@@ -176,108 +105,41 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 		}
 	}
 
-	nw := es.Workers
-	if nw == 0 {
-		nw = 2
-	}
+	nw := esWorkers(es)
 	workers := make([]*esWorker, nw)
 	for i := range workers {
 		if workers[i], err = newESWorker(mcfg, ec, w); err != nil {
 			return sum, err
 		}
 	}
-	theta := pol.LogitWeights(nil)
-	d := len(theta)
-	noise := make([][]float64, es.Pairs)
-	for i := range noise {
-		noise[i] = make([]float64, d)
-	}
-	// jobs of a generation: candidate c < 2 Pairs is pair c/2, sign + for
-	// even c; job 2 Pairs is the centre (theta itself) and job 2 Pairs+1
-	// the selection policy, both on the same episodes for the paired log
+	search := newESSearch(es, cfg.Seed, pol.LogitWeights(nil))
 	cands := 2 * es.Pairs
-	fit := make([]float64, cands+2)
 	for gen < es.Generations {
 		if ctx.Err() != nil {
 			sum.Interrupted = true
 			break
 		}
-		rng := rand.New(rand.NewPCG(cfg.Seed, 0x6573+uint64(gen))) // "es"
 		seeds := make([]uint64, es.Episodes)
-		for i := range seeds {
-			for seeds[i] = rng.Uint64(); slices.Contains(opts.ValSeeds, seeds[i]); seeds[i] = rng.Uint64() {
-			}
-		}
-		for _, e := range noise {
-			for j := range e {
-				e[j] = rng.NormFloat64()
-			}
-		}
-		var mu sync.Mutex
-		var firstErr error
-		var decisions int64 // the candidates' and the centre's
-		next := 0
-		var wg sync.WaitGroup
-		for _, wk := range workers {
-			wg.Add(1)
-			go func(wk *esWorker) {
-				defer wg.Done()
-				cand := make([]float64, d)
-				for {
-					mu.Lock()
-					c := next
-					next++
-					stop := c >= len(fit) || firstErr != nil
-					mu.Unlock()
-					if stop {
-						return
-					}
-					var weights []float64 // nil: the selection policy
-					switch {
-					case c < cands:
-						s := es.Sigma
-						if c%2 == 1 {
-							s = -s
-						}
-						for j := range cand {
-							cand[j] = theta[j] + s*noise[c/2][j]
-						}
-						weights = cand
-					case c == cands:
-						weights = theta
-					}
-					f, n, err := wk.fitness(ctx, weights, seeds)
-					mu.Lock()
-					if err != nil && firstErr == nil {
-						firstErr = err
-					}
-					fit[c] = f
-					if weights != nil {
-						decisions += n
-					}
-					mu.Unlock()
+		search.draw(gen, func(rng *rand.Rand) {
+			for i := range seeds {
+				for seeds[i] = rng.Uint64(); slices.Contains(opts.ValSeeds, seeds[i]); seeds[i] = rng.Uint64() {
 				}
-			}(wk)
-		}
-		wg.Wait()
-		if firstErr != nil {
+			}
+		})
+		fit, decisions, err := search.play(nw, func(i int, weights []float64) (float64, int64, error) {
+			return workers[i].fitness(ctx, weights, seeds)
+		})
+		if err != nil {
 			if ctx.Err() != nil {
 				sum.Interrupted = true
 				break
 			}
-			return sum, fmt.Errorf("generation %d: %w", gen, firstErr)
+			return sum, fmt.Errorf("generation %d: %w", gen, err)
 		}
 		steps += decisions
 		centre, base := fit[cands], fit[cands+1]
-		u := centredRanks(fit[:cands])
-		scale := es.LearningRate / (2 * float64(es.Pairs) * es.Sigma)
-		for i, e := range noise {
-			k := scale * (u[2*i] - u[2*i+1])
-			for j := range theta {
-				theta[j] += k * e[j]
-			}
-		}
-		if err := pol.SetLogitWeights(theta); err != nil {
+		search.step(fit[:cands])
+		if err := pol.SetLogitWeights(search.theta); err != nil {
 			return sum, err
 		}
 		gen++
@@ -311,41 +173,6 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 		sum.BestVal = best
 	}
 	return sum, nil
-}
-
-// centredRanks maps values to their ranks scaled to [-0.5, 0.5] (ties
-// share the mean of their ranks); one value maps to 0.
-func centredRanks(v []float64) []float64 {
-	n := len(v)
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case v[a] < v[b]:
-			return -1
-		case v[a] > v[b]:
-			return 1
-		}
-		return 0
-	})
-	u := make([]float64, n)
-	if n == 1 {
-		return u
-	}
-	for i := 0; i < n; {
-		j := i
-		for j+1 < n && v[idx[j+1]] == v[idx[i]] {
-			j++
-		}
-		r := float64(i+j)/2/float64(n-1) - 0.5
-		for k := i; k <= j; k++ {
-			u[idx[k]] = r
-		}
-		i = j + 1
-	}
-	return u
 }
 
 // esWorker plays candidates: its own policy copy and environment.

@@ -14,28 +14,28 @@ import (
 	"github.com/kubesim/kubesim/sim"
 )
 
-// openGPURunFolder locks opts.Out for a GPU run (TrainGPU, TrainGPUES: a
+// openRunFolder locks out for a run of TrainGPU, TrainGPUES or TrainES (a
 // second run into it fails naming the first one's pid) and creates it; a
-// fresh run (no Resume) into a folder with history is ErrRunExists unless
-// Force, and Resume with Force is ErrConfig. The caller unlocks.
-func openGPURunFolder(opts GPUOptions) (*atomicdir.Locked, error) {
-	if opts.Resume != "" && opts.Force {
+// fresh run (no resume) into a folder with history is ErrRunExists unless
+// force, and resume with force is ErrConfig. The caller unlocks.
+func openRunFolder(out, resume string, force bool) (*atomicdir.Locked, error) {
+	if resume != "" && force {
 		return nil, fmt.Errorf("%w: resume and force: give one (resume continues the run folder, force replaces it)", ErrConfig)
 	}
-	lock, err := atomicdir.Lock(opts.Out)
+	lock, err := atomicdir.Lock(out)
 	if err != nil {
 		return nil, fmt.Errorf("run folder: %w", err)
 	}
-	if opts.Resume == "" && !opts.Force {
-		if h := runHistory(opts.Out); len(h) > 0 {
+	if resume == "" && !force {
+		if h := runHistory(out); len(h) > 0 {
 			lock.Unlock()
 			return nil, fmt.Errorf("%w: %s holds %s: continue it with --resume %s, or replace it with --force",
-				ErrRunExists, opts.Out, strings.Join(h, ", "), filepath.Join(opts.Out, LastCheckpoint))
+				ErrRunExists, out, strings.Join(h, ", "), filepath.Join(out, LastCheckpoint))
 		}
 	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o755); err != nil {
 		lock.Unlock()
-		return nil, fmt.Errorf("creating run folder %s: %w", opts.Out, err)
+		return nil, fmt.Errorf("creating run folder %s: %w", out, err)
 	}
 	return lock, nil
 }

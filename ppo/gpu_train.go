@@ -113,7 +113,7 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 	}
 	// the run folder: locked for this run; one with history is only
 	// continued (Resume) or, with Force, overwritten
-	lock, err := openGPURunFolder(opts)
+	lock, err := openRunFolder(opts.Out, opts.Resume, opts.Force)
 	if err != nil {
 		return sum, err
 	}
@@ -163,7 +163,7 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 			metaGPUBest: strconv.FormatFloat(best, 'g', -1, 64),
 		})
 	}
-	logs, err := newGPULogs(opts.Out, opts.Resume != "", ppoGPUHeader)
+	logs, err := newGPULogs(opts.Out, opts.Resume != "", ppoGPUHeader, gpuValHeader)
 	if err != nil {
 		return sum, err
 	}
@@ -463,9 +463,12 @@ type gpuLogs struct {
 // ppoGPUHeader is progress.csv's header in a PPO run.
 var ppoGPUHeader = []string{"update", "steps", "seconds", "episodes", "ep_return_mean", "ep_alloc_pct_mean", "loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "learning_rate"}
 
-// newGPULogs opens progress.csv (with header, unless resuming) and
-// validation.csv in dir.
-func newGPULogs(dir string, resume bool, header []string) (*gpuLogs, error) {
+// gpuValHeader is validation.csv's header in a GPU run.
+var gpuValHeader = []string{"update", "steps", "val_alloc100", "select_alloc100"}
+
+// newGPULogs opens progress.csv and validation.csv in dir, with their
+// headers unless resuming. TrainES writes its logs with it too.
+func newGPULogs(dir string, resume bool, header, valHeader []string) (*gpuLogs, error) {
 	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if resume {
 		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
@@ -482,7 +485,7 @@ func newGPULogs(dir string, resume bool, header []string) (*gpuLogs, error) {
 	l.p, l.v = csv.NewWriter(l.pf), csv.NewWriter(l.vf)
 	if !resume {
 		l.p.Write(header)
-		l.v.Write([]string{"update", "steps", "val_alloc100", "select_alloc100"})
+		l.v.Write(valHeader)
 	}
 	return l, nil
 }
@@ -526,4 +529,11 @@ func (l *gpuLogs) close() {
 		l.vf.Close()
 		l.pf, l.vf = nil, nil
 	}
+}
+
+// row writes one row to w (l.p or l.v) and flushes it.
+func (l *gpuLogs) row(w *csv.Writer, fields ...string) error {
+	w.Write(fields)
+	w.Flush()
+	return w.Error()
 }

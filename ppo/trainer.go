@@ -144,28 +144,34 @@ func New(cfg Config, envCfg env.Config, src, val env.Source, opts Options) (*Tra
 	return t, nil
 }
 
-func (t *Trainer) modelConfig() model.Config {
+func (t *Trainer) modelConfig() model.Config { return cpuModelConfig(t.cfg, t.envCfg) }
+
+// cpuModelConfig is a CPU/memory policy's architecture (Trainer, TrainES).
+func cpuModelConfig(cfg Config, ec env.Config) model.Config {
 	return model.Config{
 		NodeFeatures: env.NodeFeatures,
 		PodFeatures:  env.PodFeatures,
-		Hidden:       t.cfg.Hidden,
-		Rounds:       t.cfg.Rounds,
-		LogitClip:    t.cfg.LogitClip,
-		PendingClip:  t.cfg.PendingClip,
-		Seed:         t.cfg.Seed,
-		Prior:        t.cfg.Prior,
-		ZeroInit:     t.cfg.ZeroInit,
-		Gate:         t.gate(),
+		Hidden:       cfg.Hidden,
+		Rounds:       cfg.Rounds,
+		LogitClip:    cfg.LogitClip,
+		PendingClip:  cfg.PendingClip,
+		Seed:         cfg.Seed,
+		Prior:        cfg.Prior,
+		ZeroInit:     cfg.ZeroInit,
+		Gate:         cpuGate(cfg, ec),
 	}
 }
 
-// gate is the model's gate width: the environment's number of gated priors
-// when the policy reads a prior, else 0.
-func (t *Trainer) gate() int {
-	if !t.cfg.Prior {
+// gate is the model's gate width (cpuGate).
+func (t *Trainer) gate() int { return cpuGate(t.cfg, t.envCfg) }
+
+// cpuGate is the environment's number of gated priors when the policy
+// reads a prior, else 0.
+func cpuGate(cfg Config, ec env.Config) int {
+	if !cfg.Prior {
 		return 0
 	}
-	return t.envCfg.Prior.Gate()
+	return ec.Prior.Gate()
 }
 
 // resume loads a checkpoint's weights and counters.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/kubesim/kubesim/dataset"
+	"github.com/kubesim/kubesim/ppo"
 )
 
 // TrainCell is one training run of a sweep: a distinct training
@@ -65,6 +66,7 @@ type trainKey struct {
 	Code      string
 	Synthetic bool
 	Suite     *suiteKey `json:",omitempty"`
+	ES        any       `json:",omitempty"`
 }
 
 // evalKey is everything that determines an evaluation cell's rows.
@@ -199,7 +201,7 @@ func NewPlan(spec *Spec, b Build) (*Plan, error) {
 				ttr = &t
 			}
 			h, err := hashOf(trainKey{Trace: ttr, Train: ws.Train, Val: ws.Val, Cluster: s.Cluster, Reward: s.Reward, Prior: s.Prior,
-				PPO: s.PPO, Manifest: manifest, Code: b.Code, Synthetic: s.Trace == nil, Suite: skey})
+				PPO: s.PPO, Manifest: manifest, Code: b.Code, Synthetic: s.Trace == nil, Suite: skey, ES: esKey(s.ES)})
 			if err != nil {
 				return err
 			}
@@ -302,4 +304,16 @@ func checkCellRows(rows []Row, hash string, nodes int, seed uint64, workload str
 		}
 	}
 	return nil
+}
+
+// esKey is an es section's part of a training cell's key: nil (left out
+// of the hash, as before es existed) for a PPO run. Workers are left out
+// too: results do not depend on them.
+func esKey(es *ppo.ESConfig) any {
+	if es == nil {
+		return nil
+	}
+	k := *es
+	k.Workers = 0
+	return k
 }

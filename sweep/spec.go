@@ -36,7 +36,10 @@ type Spec struct {
 	// ppo.prior the policy adds it to its logits, and ppo.bc_steps clones it.
 	Prior env.Prior  `yaml:"prior"`
 	PPO   ppo.Config `yaml:"ppo"`
-	Eval  Eval       `yaml:"eval"`
+	// ES, when given, trains with evolution strategies (ppo.TrainES) instead
+	// of PPO: the architecture, seed and validation episodes stay ppo's.
+	ES   *ppo.ESConfig `yaml:"es" json:",omitempty"`
+	Eval Eval          `yaml:"eval"`
 	// Mode is what a sweep measures: "evaluate" (the default: metrics per
 	// cluster size) or "compaction" (nodes needed per scheduler, see
 	// Compaction).
@@ -189,6 +192,17 @@ func (s *Spec) Validate() error {
 	}
 	if err := s.PPO.Validate(); err != nil {
 		return err
+	}
+	if s.ES != nil {
+		if err := s.ES.Validate(); err != nil {
+			return err
+		}
+		if s.PPO.Select != ppo.SelectUnschedulable {
+			return fmt.Errorf("ppo.select = %q: an es section searches and selects on the unschedulable count: set it to %s", s.PPO.Select, ppo.SelectUnschedulable)
+		}
+		if s.PPO.BCSteps > 0 {
+			return fmt.Errorf("ppo.bc_steps = %d: an es section does not clone; leave it out", s.PPO.BCSteps)
+		}
 	}
 	if len(s.Prior.Names()) == 0 && (s.PPO.Prior || s.PPO.BCSteps > 0) {
 		return fmt.Errorf("prior.heuristic: missing: ppo.prior and ppo.bc_steps need the observations' heuristic prior")

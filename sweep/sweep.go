@@ -315,11 +315,16 @@ func train(ctx context.Context, t *TrainCell, dir string) error {
 	if err != nil {
 		return err
 	}
-	tr, err := ppo.New(s.PPO, s.EnvConfig(), src, val, ppo.Options{Out: dir, Force: true})
-	if err != nil {
-		return fmt.Errorf("training cell %s: %w", t.Hash, err)
+	var sum ppo.Summary
+	if s.ES != nil {
+		sum, err = ppo.TrainES(ctx, *s.ES, s.PPO, s.EnvConfig(), src, val, ppo.Options{Out: dir, Force: true})
+	} else {
+		var tr *ppo.Trainer
+		if tr, err = ppo.New(s.PPO, s.EnvConfig(), src, val, ppo.Options{Out: dir, Force: true}); err != nil {
+			return fmt.Errorf("training cell %s: %w", t.Hash, err)
+		}
+		sum, err = tr.Train(ctx)
 	}
-	sum, err := tr.Train(ctx)
 	if err != nil {
 		return fmt.Errorf("training cell %s: %w", t.Hash, err)
 	}

@@ -36,7 +36,10 @@ one's pid). A folder with history (progress.csv, checkpoints) is continued with 
 with --force, never overwritten otherwise; nothing in it changes until the run has started.
 
 A file with mode: gpu-train (experiments/gpu-policy.yaml, docs/gpu.md) trains a GPU policy on an openb
-workload instead (ppo.TrainGPU): progress.csv, validation.csv, last.ckpt and best.ckpt in the run folder.`,
+workload instead (ppo.TrainGPU): progress.csv, validation.csv, last.ckpt and best.ckpt in the run folder.
+
+A file with an es section (experiments/suite-es.yaml) searches the same policy's weights with evolution
+strategies instead of PPO (ppo.TrainES): progress.csv, validation.csv, last.ckpt and best.ckpt.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if config == "" || out == "" {
@@ -83,13 +86,19 @@ workload instead (ppo.TrainGPU): progress.csv, validation.csv, last.ckpt and bes
 			if verbose {
 				opts.Verbose = cmd.OutOrStdout()
 			}
-			tr, err := ppo.New(spec.PPO, spec.EnvConfig(), src, valSrc, opts)
-			if err != nil {
-				return err
+			var sum ppo.Summary
+			if spec.ES != nil {
+				slog.Info("training with evolution strategies", "config", config, "out", out, "generations", spec.ES.Generations)
+				sum, err = ppo.TrainES(cmd.Context(), *spec.ES, spec.PPO, spec.EnvConfig(), src, valSrc, opts)
+			} else {
+				var tr *ppo.Trainer
+				if tr, err = ppo.New(spec.PPO, spec.EnvConfig(), src, valSrc, opts); err != nil {
+					return err
+				}
+				slog.Info("training", "config", config, "out", out, "updates", spec.PPO.Updates,
+					"rollout", spec.PPO.RolloutSize, "params", tr.Policy().NumParams())
+				sum, err = tr.Train(cmd.Context())
 			}
-			slog.Info("training", "config", config, "out", out, "updates", spec.PPO.Updates,
-				"rollout", spec.PPO.RolloutSize, "params", tr.Policy().NumParams())
-			sum, err := tr.Train(cmd.Context())
 			if err != nil {
 				return err
 			}

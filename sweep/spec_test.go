@@ -1,11 +1,14 @@
 package sweep
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubesim/kubesim/ppo"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -56,6 +59,9 @@ func TestParseSpecErrors(t *testing.T) {
 		{"warm-up length without warm-up", "trace:\n  dir: d\n  warm_up_ms: 60000\n", "applies only to warm_start: warmup"},
 		{"node template", "cluster:\n  node_template:\n    cpu_millicores: -1\n", "node_template.cpu_millicores"},
 		{"no seeds", "eval:\n  seeds: 0\n", "eval.seeds"},
+		{"es key", "ppo:\n  select: unschedulable\nes:\n  generations: 1\n  pairs: 1\n  episodes: 1\n  sigma: 0\n  learning_rate: 0.1\n", "es.sigma"},
+		{"es unknown key", "es:\n  generation: 1\n", "field generation not found"},
+		{"es selects on its count", "es:\n  generations: 1\n  pairs: 1\n  episodes: 1\n  sigma: 0.1\n  learning_rate: 0.1\n", "ppo.select"},
 	}
 	for _, tc := range cases {
 		_, err := ParseSpec([]byte(tc.yaml))
@@ -144,4 +150,40 @@ func FuzzParseSpec(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestESTrainKey: an es section is part of a training cell's key (another
+// sigma trains anew; the worker count does not), and a spec without one
+// keeps the key it had before es existed (no ES field in the hashed JSON).
+func TestESTrainKey(t *testing.T) {
+	base := trainKey{Code: "c"}
+	b, err := json.Marshal(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "ES") {
+		t.Errorf("a PPO run's key %s names ES", b)
+	}
+	hash := func(es *ppo.ESConfig) string {
+		k := base
+		k.ES = esKey(es)
+		h, err := hashOf(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	es := ppo.ESConfig{Generations: 2, Pairs: 2, Episodes: 2, Sigma: 0.1, LearningRate: 0.1}
+	two := es
+	two.Workers = 1
+	other := es
+	other.Sigma = 0.2
+	switch {
+	case hash(nil) == hash(&es):
+		t.Error("an es section does not change the training key")
+	case hash(&es) != hash(&two):
+		t.Error("the worker count changes the training key")
+	case hash(&es) == hash(&other):
+		t.Error("another sigma keeps the training key")
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/kubesim/kubesim/agent"
@@ -257,41 +256,17 @@ func maxOf(v []float64) float64 {
 	return m
 }
 
-// spread runs n jobs on nw workers (job k on some worker w) and returns
-// the mean of their values, summed in job order so that the result does
-// not depend on nw.
+// spread runs n jobs on nw workers (runJobs) and returns the mean of
+// their values, summed in job order so that it does not depend on nw.
 func spread(nw, n int, job func(w, k int) (float64, error)) (float64, error) {
 	vals := make([]float64, n)
-	var mu sync.Mutex
-	var firstErr error
-	next := 0
-	var wg sync.WaitGroup
-	for w := range nw {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				k := next
-				next++
-				stop := k >= n || firstErr != nil
-				mu.Unlock()
-				if stop {
-					return
-				}
-				v, err := job(w, k)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				vals[k] = v
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return 0, firstErr
+	err := runJobs(nw, n, func(w, k int) error {
+		v, err := job(w, k)
+		vals[k] = v
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
 	var s float64
 	for _, v := range vals {

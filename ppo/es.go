@@ -141,52 +141,72 @@ func (s *esSearch) draw(gen int, episodes func(r *rand.Rand)) {
 func (s *esSearch) play(nw int, fitness func(w int, weights []float64) (float64, int64, error)) (fit []float64, decisions int64, err error) {
 	cands := 2 * s.es.Pairs
 	fit = make([]float64, cands+2)
+	n := make([]int64, len(fit))
+	bufs := make([][]float64, nw) // worker w's candidate
+	err = runJobs(nw, len(fit), func(w, c int) error {
+		var weights []float64 // nil: the baseline
+		switch {
+		case c < cands:
+			if bufs[w] == nil {
+				bufs[w] = make([]float64, len(s.theta))
+			}
+			sg := s.es.Sigma
+			if c%2 == 1 {
+				sg = -sg
+			}
+			for j := range bufs[w] {
+				bufs[w][j] = s.theta[j] + sg*s.noise[c/2][j]
+			}
+			weights = bufs[w]
+		case c == cands:
+			weights = s.theta
+		}
+		f, k, err := fitness(w, weights)
+		fit[c] = f
+		if weights != nil {
+			n[c] = k
+		}
+		return err
+	})
+	for _, k := range n {
+		decisions += k
+	}
+	return fit, decisions, err
+}
+
+// runJobs runs jobs 0..n-1 on nw workers, each job k on one worker w
+// (job(w, k) calls of one w never overlap), and returns the first error;
+// after one, no new job starts.
+func runJobs(nw, n int, job func(w, k int) error) error {
 	var mu sync.Mutex
+	var firstErr error
 	next := 0
 	var wg sync.WaitGroup
 	for w := range nw {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cand := make([]float64, len(s.theta))
 			for {
 				mu.Lock()
-				c := next
+				k := next
 				next++
-				stop := c >= len(fit) || err != nil
+				stop := k >= n || firstErr != nil
 				mu.Unlock()
 				if stop {
 					return
 				}
-				var weights []float64 // nil: the baseline
-				switch {
-				case c < cands:
-					sg := s.es.Sigma
-					if c%2 == 1 {
-						sg = -sg
+				if err := job(w, k); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
 					}
-					for j := range cand {
-						cand[j] = s.theta[j] + sg*s.noise[c/2][j]
-					}
-					weights = cand
-				case c == cands:
-					weights = s.theta
+					mu.Unlock()
 				}
-				f, n, ferr := fitness(w, weights)
-				mu.Lock()
-				if ferr != nil && err == nil {
-					err = ferr
-				}
-				fit[c] = f
-				if weights != nil {
-					decisions += n
-				}
-				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	return fit, decisions, err
+	return firstErr
 }
 
 // step moves theta by LearningRate x (1 / (2 Pairs sigma)) x the sum over

@@ -228,6 +228,10 @@ func TrainES(ctx context.Context, es ESConfig, cfg Config, ec env.Config, src, v
 			return sum, err
 		}
 	}
+	logs.close()
+	if err := PlotESLearningCurve(opts.Out, "kubesim evolution strategies"); err != nil {
+		slog.Warn("no learning curve", "err", err)
+	}
 	sum.Steps, sum.Updates, sum.Elapsed = steps, int64(gen), time.Since(start)
 	if !math.IsInf(best, -1) {
 		sum.BestEvalScore = best
@@ -273,4 +277,43 @@ func spread(nw, n int, job func(w, k int) (float64, error)) (float64, error) {
 		s += v
 	}
 	return s / float64(n), nil
+}
+
+// PlotESLearningCurve draws a TrainES run's learning curve from the
+// progress.csv and validation.csv of its folder dir into dir's
+// learning_curve.png, in unschedulable pods per episode against decisions:
+// the centre and the prior heuristic on each generation's fresh training
+// episodes (centre_unschedulable, prior_unschedulable), and the policy
+// and the prior on the validation episodes (val_unschedulable, the
+// prior's as a line).
+func PlotESLearningCurve(dir, title string) error {
+	progress := filepath.Join(dir, "progress.csv")
+	prog, err := ReadProgress(progress)
+	if err != nil {
+		return fmt.Errorf("learning curve: %w", err)
+	}
+	steps, ok := prog.Column("steps")
+	if !ok {
+		return fmt.Errorf("learning curve: %s: no steps column", progress)
+	}
+	var series []curveSeries
+	if ys, ok := prog.Column("centre_unschedulable"); ok {
+		series = append(series, curveSeries{label: "centre, training episodes", xs: steps, ys: ys, color: trainColor})
+	}
+	if ys, ok := prog.Column("prior_unschedulable"); ok {
+		series = append(series, curveSeries{label: "prior heuristic, the same episodes", xs: steps, ys: ys, color: selectColor})
+	}
+	if val, err := ReadProgress(filepath.Join(dir, "validation.csv")); err == nil {
+		vs, _ := val.Column("steps")
+		if ys, ok := val.Column("val_unschedulable"); ok && vs != nil {
+			series = append(series, curveSeries{label: "validation (val_unschedulable)", xs: vs, ys: ys, color: evalColor, points: true})
+		}
+		if ys, ok := val.Column("prior_unschedulable"); ok && vs != nil {
+			series = append(series, curveSeries{label: "prior heuristic on validation", xs: vs, ys: ys, color: selectColor})
+		}
+	}
+	if err := drawCurves(filepath.Join(dir, CurvePNG), title, "unschedulable pods per episode", series); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	return nil
 }

@@ -101,6 +101,9 @@ func TestTrainES(t *testing.T) {
 	if _, _, err := agent.Load(filepath.Join(a, BestCheckpoint)); err != nil {
 		t.Errorf("best.ckpt: %v", err)
 	}
+	if fi, err := os.Stat(filepath.Join(a, CurvePNG)); err != nil || fi.Size() == 0 {
+		t.Errorf("no learning curve: %v", err)
+	}
 	one := es
 	one.Workers = 1
 	b := t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -214,5 +215,71 @@ func TestGateStats(t *testing.T) {
 				t.Errorf("gate.%s = %v (present %v); want 1/3", h, v, ok)
 			}
 		}
+	}
+}
+
+// alwaysAct is Scheduler without the forced-Pending shortcut: the policy's
+// forward pass for every attempt.
+type alwaysAct struct {
+	*Scheduler
+	forced int
+}
+
+func (a *alwaysAct) Schedule(c *sim.Cluster, p *sim.Pod) int {
+	s := a.Scheduler
+	s.obs[0] = s.enc.Encode(c, p)
+	if Forced(&s.obs[0]) {
+		a.forced++
+	}
+	Fill(&s.b, s.obs[:])
+	if err := s.pol.Act(&s.b, true, nil, &s.act); err != nil {
+		s.Err = err
+		return sim.PendingDecision
+	}
+	if act := s.act.Actions[0]; act < c.Len() {
+		return act
+	}
+	return sim.PendingDecision
+}
+
+// TestForcedPendingShortcut: on an overloaded cluster, where many attempts
+// find no feasible node, the Scheduler that skips the forward pass for
+// those replays exactly as one that runs it for every attempt (and the
+// shortcut was taken: the test would check nothing otherwise).
+func TestForcedPendingShortcut(t *testing.T) {
+	ec := env.DefaultConfig()
+	ec.Prior = env.Prior{Heuristic: "tetris", Scale: 20, Pending: -10, Normalize: env.Range}
+	pol, err := model.New(model.Config{NodeFeatures: env.NodeFeatures, PodFeatures: env.PodFeatures, Hidden: 16, Seed: 3, Prior: true, LogitClip: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := sim.DefaultSyntheticOptions(4)
+	o.Pods, o.Load = 400, 3
+	w, err := sim.Synthetic(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := func(s sim.Scheduler) *sim.Result {
+		r, err := sim.Run(context.Background(), w, sim.DefaultConfig(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	short, err := NewScheduler("p", pol, ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := NewScheduler("p", pol, ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	always := &alwaysAct{Scheduler: full}
+	a, b := replay(short), replay(always)
+	if always.forced == 0 || a.Unschedulable == 0 {
+		t.Fatalf("%d forced attempts, %d unschedulable: the workload does not overload the cluster", always.forced, a.Unschedulable)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("with the shortcut %+v\nwithout %+v", a, b)
 	}
 }

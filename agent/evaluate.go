@@ -33,6 +33,9 @@ func Evaluate(ctx context.Context, pol *model.Policy, cfg env.Config, src env.So
 	var b model.Batch
 	var act model.ActResult
 	return EvaluateActor(ctx, cfg, src, episodes, seed, func(obs *env.Obs) (int, error) {
+		if Forced(obs) {
+			return obs.N, nil // Pending, the greedy choice when no node fits
+		}
 		Fill(&b, []env.Obs{*obs})
 		if err := pol.Act(&b, true, nil, &act); err != nil {
 			return 0, err

@@ -72,6 +72,14 @@ func (s *Scheduler) Schedule(c *sim.Cluster, p *sim.Pod) int {
 		return sim.PendingDecision
 	}
 	s.obs[0] = s.enc.Encode(c, p)
+	if len(s.gateSum) == 0 && Forced(&s.obs[0]) {
+		// no node fits: Pending is the only action, the one a greedy Act
+		// would return, without its forward pass (in an overloaded window
+		// most attempts are retries of pods that fit nowhere). A gated
+		// policy still runs, so that its gate statistics count every
+		// decision as before.
+		return sim.PendingDecision
+	}
 	Fill(&s.b, s.obs[:])
 	if err := s.pol.Act(&s.b, true, nil, &s.act); err != nil {
 		s.Err = err
@@ -88,4 +96,16 @@ func (s *Scheduler) Schedule(c *sim.Cluster, p *sim.Pod) int {
 		return sim.PendingDecision
 	}
 	return a
+}
+
+// Forced reports whether o leaves a policy no choice: no node is feasible,
+// so Pending is the only unmasked action, and a greedy policy picks it
+// whatever its weights.
+func Forced(o *env.Obs) bool {
+	for _, ok := range o.Mask[:o.N] {
+		if ok {
+			return false
+		}
+	}
+	return true
 }

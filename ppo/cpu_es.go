@@ -287,33 +287,11 @@ func spread(nw, n int, job func(w, k int) (float64, error)) (float64, error) {
 // and the prior on the validation episodes (val_unschedulable, the
 // prior's as a line).
 func PlotESLearningCurve(dir, title string) error {
-	progress := filepath.Join(dir, "progress.csv")
-	prog, err := ReadProgress(progress)
-	if err != nil {
-		return fmt.Errorf("learning curve: %w", err)
-	}
-	steps, ok := prog.Column("steps")
-	if !ok {
-		return fmt.Errorf("learning curve: %s: no steps column", progress)
-	}
-	var series []curveSeries
-	if ys, ok := prog.Column("centre_unschedulable"); ok {
-		series = append(series, curveSeries{label: "centre, training episodes", xs: steps, ys: ys, color: trainColor})
-	}
-	if ys, ok := prog.Column("prior_unschedulable"); ok {
-		series = append(series, curveSeries{label: "prior heuristic, the same episodes", xs: steps, ys: ys, color: selectColor})
-	}
-	if val, err := ReadProgress(filepath.Join(dir, "validation.csv")); err == nil {
-		vs, _ := val.Column("steps")
-		if ys, ok := val.Column("val_unschedulable"); ok && vs != nil {
-			series = append(series, curveSeries{label: "validation (val_unschedulable)", xs: vs, ys: ys, color: evalColor, points: true})
-		}
-		if ys, ok := val.Column("prior_unschedulable"); ok && vs != nil {
-			series = append(series, curveSeries{label: "prior heuristic on validation", xs: vs, ys: ys, color: selectColor})
-		}
-	}
-	if err := drawCurves(filepath.Join(dir, CurvePNG), title, "unschedulable pods per episode", series); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	return nil
+	return plotRunCurves(dir, title, "unschedulable pods per episode", []column{
+		{key: "centre_unschedulable", label: "centre, training episodes", color: trainColor},
+		{key: "prior_unschedulable", label: "prior heuristic, the same episodes", color: selectColor},
+	}, []column{
+		{key: "val_unschedulable", label: "validation (val_unschedulable)", color: evalColor, points: true},
+		{key: "prior_unschedulable", label: "prior heuristic on validation", color: selectColor},
+	})
 }

@@ -2,6 +2,7 @@ package ppo
 
 import (
 	"fmt"
+	"image/color"
 	"path/filepath"
 )
 
@@ -16,6 +17,25 @@ const GPUCurvePNG = CurvePNG
 // policy's on the same arrivals (select_alloc100), against environment
 // steps. A run without validation draws the training line alone.
 func PlotGPULearningCurve(dir, title string) error {
+	return plotRunCurves(dir, title, "GPU allocation, %", []column{
+		{key: "ep_alloc_pct_mean", label: "training episodes (ep_alloc_pct_mean)", color: trainColor},
+	}, []column{
+		{key: "val_alloc100", label: "validation at 100% arrived (val_alloc100)", color: evalColor, points: true},
+		{key: "select_alloc100", label: "selection policy (select_alloc100)", color: selectColor},
+	})
+}
+
+// column is a curve of plotRunCurves: a column of a run's CSV log.
+type column struct {
+	key, label string
+	color      color.Color
+	points     bool
+}
+
+// plotRunCurves draws the columns train of dir's progress.csv and val of
+// its validation.csv (when it has one), each against its steps column,
+// into dir's learning_curve.png; a column a log lacks is left out.
+func plotRunCurves(dir, title, ylabel string, train, val []column) error {
 	progress := filepath.Join(dir, "progress.csv")
 	prog, err := ReadProgress(progress)
 	if err != nil {
@@ -26,19 +46,19 @@ func PlotGPULearningCurve(dir, title string) error {
 		return fmt.Errorf("learning curve: %s: no steps column", progress)
 	}
 	var series []curveSeries
-	if ys, ok := prog.Column("ep_alloc_pct_mean"); ok {
-		series = append(series, curveSeries{label: "training episodes (ep_alloc_pct_mean)", xs: steps, ys: ys, color: trainColor})
-	}
-	if val, err := ReadProgress(filepath.Join(dir, "validation.csv")); err == nil {
-		vs, _ := val.Column("steps")
-		if ys, ok := val.Column("val_alloc100"); ok && vs != nil {
-			series = append(series, curveSeries{label: "validation at 100% arrived (val_alloc100)", xs: vs, ys: ys, color: evalColor, points: true})
-		}
-		if ys, ok := val.Column("select_alloc100"); ok && vs != nil {
-			series = append(series, curveSeries{label: "selection policy (select_alloc100)", xs: vs, ys: ys, color: selectColor})
+	add := func(p *ProgressTable, xs []float64, cols []column) {
+		for _, c := range cols {
+			if ys, ok := p.Column(c.key); ok && xs != nil {
+				series = append(series, curveSeries{label: c.label, xs: xs, ys: ys, color: c.color, points: c.points})
+			}
 		}
 	}
-	if err := drawCurves(filepath.Join(dir, GPUCurvePNG), title, "GPU allocation, %", series); err != nil {
+	add(prog, steps, train)
+	if v, err := ReadProgress(filepath.Join(dir, "validation.csv")); err == nil {
+		vs, _ := v.Column("steps")
+		add(v, vs, val)
+	}
+	if err := drawCurves(filepath.Join(dir, CurvePNG), title, ylabel, series); err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	return nil

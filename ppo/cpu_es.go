@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -54,7 +55,7 @@ func TrainES(ctx context.Context, es ESConfig, cfg Config, ec env.Config, src, v
 	switch {
 	case opts.Out == "":
 		return sum, fmt.Errorf("%w: no output folder", ErrConfig)
-	case cfg.Prior && ec.Prior.Heuristic == "" && len(ec.Prior.Heuristics) == 0:
+	case cfg.Prior && len(ec.Prior.Names()) == 0:
 		return sum, fmt.Errorf("%w: ppo.prior is on, but the environment has no prior heuristic", ErrConfig)
 	case cfg.Select != SelectUnschedulable:
 		return sum, fmt.Errorf("%w: ppo.select = %q: evolution strategies select on what they search, set it to %s", ErrConfig, cfg.Select, SelectUnschedulable)
@@ -99,7 +100,7 @@ func TrainES(ctx context.Context, es ESConfig, cfg Config, ec env.Config, src, v
 			metaBest: strconv.FormatFloat(best, 'g', -1, 64),
 		})
 	}
-	logs, err := newGPULogs(opts.Out, opts.Resume != "", esCPUHeader, esCPUValHeader)
+	logs, err := newRunLogs(opts.Out, opts.Resume != "", esCPUHeader, esCPUValHeader)
 	if err != nil {
 		return sum, err
 	}
@@ -153,8 +154,8 @@ func TrainES(ctx context.Context, es ESConfig, cfg Config, ec env.Config, src, v
 		if err != nil {
 			return err
 		}
-		if err := logs.row(logs.v, strconv.Itoa(gen), strconv.FormatInt(steps, 10), fmtG(v), fmtG(priorVal)); err != nil {
-			return fmt.Errorf("validation log: %w", err)
+		if err := logs.validationRow(strconv.Itoa(gen), strconv.FormatInt(steps, 10), fmtG(v), fmtG(priorVal)); err != nil {
+			return err
 		}
 		slog.Info("es validation", "generation", gen, "val_unschedulable", v, "prior_unschedulable", priorVal)
 		if -v > best {
@@ -205,11 +206,11 @@ func TrainES(ctx context.Context, es ESConfig, cfg Config, ec env.Config, src, v
 			return sum, err
 		}
 		gen++
-		c := fit[:cands]
-		if err := logs.row(logs.p, strconv.Itoa(gen), strconv.FormatInt(steps, 10), fmtG(time.Since(start).Seconds()),
-			strconv.Itoa(len(c)*es.Episodes), fmtG(0-maxOf(c)), fmtG(0-meanOf(c)), fmtG(0-fit[cands]), fmtG(0-fit[cands+1]),
+		c := fit[:cands] // fitness is minus the count; 0 - x, not -x, keeps a zero count unsigned
+		if err := logs.progressRow(strconv.Itoa(gen), strconv.FormatInt(steps, 10), fmtG(time.Since(start).Seconds()),
+			strconv.Itoa(len(c)*es.Episodes), fmtG(0-slices.Max(c)), fmtG(0-meanOf(c)), fmtG(0-fit[cands]), fmtG(0-fit[cands+1]),
 			fmtG(fit[cands]-fit[cands+1]), fmtG(es.LearningRate)); err != nil {
-			return sum, fmt.Errorf("progress log: %w", err)
+			return sum, err
 		}
 		if es.EvalFreq > 0 && (gen%es.EvalFreq == 0 || gen == es.Generations) {
 			if err := validate(); err != nil {
@@ -248,17 +249,6 @@ var esCPUHeader = []string{"update", "steps", "seconds", "episodes", "best_unsch
 
 // esCPUValHeader is validation.csv's header in a TrainES run.
 var esCPUValHeader = []string{"update", "steps", "val_unschedulable", "prior_unschedulable"}
-
-// fmtG formats v in 6 digits (0 - x, not -x, keeps a zero count unsigned).
-func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-
-func maxOf(v []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = max(m, x)
-	}
-	return m
-}
 
 // spread runs n jobs on nw workers (runJobs) and returns the mean of
 // their values, summed in job order so that it does not depend on nw.

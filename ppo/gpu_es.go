@@ -86,7 +86,7 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 			metaGPUBest: strconv.FormatFloat(best, 'g', -1, 64),
 		})
 	}
-	logs, err := newGPULogs(opts.Out, opts.Resume != "", esHeader, gpuValHeader)
+	logs, err := newRunLogs(opts.Out, opts.Resume != "", esHeader, gpuValHeader)
 	if err != nil {
 		return sum, err
 	}
@@ -247,15 +247,9 @@ func (wk *esWorker) fitness(ctx context.Context, theta []float64, seeds []uint64
 // candidates' best and mean fitness (ep_return_mean, ep_alloc_pct_mean,
 // the columns PlotGPULearningCurve draws), the centre's before the step
 // and the selection policy's on the same episodes, and their difference.
-func (l *gpuLogs) esProgress(gen int, steps int64, el time.Duration, fit []float64, centre, base float64, es ESConfig) error {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	l.p.Write([]string{strconv.Itoa(gen), strconv.FormatInt(steps, 10), f(el.Seconds()), strconv.Itoa(len(fit) * es.Episodes),
-		f(slices.Max(fit)), f(meanOf(fit)), f(centre), f(base), f(centre - base), f(es.LearningRate)})
-	l.p.Flush()
-	if err := l.p.Error(); err != nil {
-		return fmt.Errorf("progress log: %w", err)
-	}
-	return nil
+func (l *runLogs) esProgress(gen int, steps int64, el time.Duration, fit []float64, centre, base float64, es ESConfig) error {
+	return l.progressRow(strconv.Itoa(gen), strconv.FormatInt(steps, 10), fmtG(el.Seconds()), strconv.Itoa(len(fit)*es.Episodes),
+		fmtG(slices.Max(fit)), fmtG(meanOf(fit)), fmtG(centre), fmtG(base), fmtG(centre-base), fmtG(es.LearningRate))
 }
 
 // esHeader is progress.csv's header in an ES run.

@@ -47,7 +47,7 @@ type gpuValidator struct {
 	ec   env.GPUConfig
 	w    *sim.GPUWorkload
 	opts GPUOptions
-	logs *gpuLogs
+	logs *runLogs
 	sum  *GPUSummary
 	best *float64
 	save func(path string, upd int64) error // a checkpoint of the policy after upd updates

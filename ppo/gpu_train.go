@@ -2,14 +2,12 @@ package ppo
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -163,7 +161,7 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 			metaGPUBest: strconv.FormatFloat(best, 'g', -1, 64),
 		})
 	}
-	logs, err := newGPULogs(opts.Out, opts.Resume != "", ppoGPUHeader, gpuValHeader)
+	logs, err := newRunLogs(opts.Out, opts.Resume != "", ppoGPUHeader, gpuValHeader)
 	if err != nil {
 		return sum, err
 	}
@@ -454,86 +452,20 @@ func selectValGPU(ec env.GPUConfig, w *sim.GPUWorkload, opts GPUOptions) (float6
 	return s / float64(len(eps)), nil
 }
 
-// gpuLogs writes progress.csv and validation.csv.
-type gpuLogs struct {
-	pf, vf *os.File
-	p, v   *csv.Writer
-}
-
 // ppoGPUHeader is progress.csv's header in a PPO run.
 var ppoGPUHeader = []string{"update", "steps", "seconds", "episodes", "ep_return_mean", "ep_alloc_pct_mean", "loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "learning_rate"}
 
 // gpuValHeader is validation.csv's header in a GPU run.
 var gpuValHeader = []string{"update", "steps", "val_alloc100", "select_alloc100"}
 
-// newGPULogs opens progress.csv and validation.csv in dir, with their
-// headers unless resuming. TrainES writes its logs with it too.
-func newGPULogs(dir string, resume bool, header, valHeader []string) (*gpuLogs, error) {
-	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-	if resume {
-		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-	}
-	l := &gpuLogs{}
-	var err error
-	if l.pf, err = os.OpenFile(filepath.Join(dir, "progress.csv"), flags, 0o644); err != nil {
-		return nil, fmt.Errorf("progress log: %w", err)
-	}
-	if l.vf, err = os.OpenFile(filepath.Join(dir, "validation.csv"), flags, 0o644); err != nil {
-		l.pf.Close()
-		return nil, fmt.Errorf("validation log: %w", err)
-	}
-	l.p, l.v = csv.NewWriter(l.pf), csv.NewWriter(l.vf)
-	if !resume {
-		l.p.Write(header)
-		l.v.Write(valHeader)
-	}
-	return l, nil
+// progress logs one PPO update of TrainGPU (ppoGPUHeader).
+func (l *runLogs) progress(upd, steps int64, el time.Duration, ret, alloc []float64, st model.TrainStats, lr float64) error {
+	return l.progressRow(strconv.FormatInt(upd, 10), strconv.FormatInt(steps, 10), fmtG(el.Seconds()), strconv.Itoa(len(ret)),
+		fmtG(meanOf(ret)), fmtG(meanOf(alloc)), fmtG(st.Loss), fmtG(st.PolicyLoss), fmtG(st.ValueLoss), fmtG(st.Entropy), fmtG(st.ApproxKL), fmtG(st.ClipFraction), fmtG(lr))
 }
 
-func meanOf(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}
-
-func (l *gpuLogs) progress(upd, steps int64, el time.Duration, ret, alloc []float64, st model.TrainStats, lr float64) error {
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
-	l.p.Write([]string{strconv.FormatInt(upd, 10), strconv.FormatInt(steps, 10), f(el.Seconds()), strconv.Itoa(len(ret)),
-		f(meanOf(ret)), f(meanOf(alloc)), f(st.Loss), f(st.PolicyLoss), f(st.ValueLoss), f(st.Entropy), f(st.ApproxKL), f(st.ClipFraction), f(lr)})
-	l.p.Flush()
-	if err := l.p.Error(); err != nil {
-		return fmt.Errorf("progress log: %w", err)
-	}
-	return nil
-}
-
-func (l *gpuLogs) validation(upd, steps int64, v, sel float64) error {
+// validation logs one GPU validation (gpuValHeader), in 4 decimals.
+func (l *runLogs) validation(upd, steps int64, v, sel float64) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
-	l.v.Write([]string{strconv.FormatInt(upd, 10), strconv.FormatInt(steps, 10), f(v), f(sel)})
-	l.v.Flush()
-	if err := l.v.Error(); err != nil {
-		return fmt.Errorf("validation log: %w", err)
-	}
-	return nil
-}
-
-// close closes both files; a second call does nothing.
-func (l *gpuLogs) close() {
-	if l.pf != nil {
-		l.pf.Close()
-		l.vf.Close()
-		l.pf, l.vf = nil, nil
-	}
-}
-
-// row writes one row to w (l.p or l.v) and flushes it.
-func (l *gpuLogs) row(w *csv.Writer, fields ...string) error {
-	w.Write(fields)
-	w.Flush()
-	return w.Error()
+	return l.validationRow(strconv.FormatInt(upd, 10), strconv.FormatInt(steps, 10), f(v), f(sel))
 }

@@ -37,7 +37,8 @@ func boundRun(w *sim.GPUWorkload, order []int32) (sim.GPUResult, error) {
 }
 
 // openbRows is the rows of the summary's tables: the spec's schedulers,
-// then the policies, then the bound when the spec asks for it.
+// then the policies, then the bound and the hindsight row when the spec
+// asks for them.
 func openbRows(s *OpenbSpec) []string {
 	rows := slices.Clone(s.Schedulers)
 	for _, p := range s.Policies {
@@ -45,6 +46,9 @@ func openbRows(s *OpenbSpec) []string {
 	}
 	if s.Bound {
 		rows = append(rows, BoundName)
+	}
+	if s.Hindsight {
+		rows = append(rows, HindsightName)
 	}
 	return rows
 }

@@ -53,7 +53,7 @@ func (l *OpenbLookahead) options(seed uint64) sched.LookaheadOptions {
 // validatePolicies checks the policies and the reference they are paired
 // against; errors name the key.
 func (s *OpenbSpec) validatePolicies() error {
-	names := map[string]bool{BoundName: true}
+	names := map[string]bool{BoundName: true, HindsightName: true}
 	for _, n := range s.Schedulers {
 		names[n] = true
 	}
@@ -62,7 +62,7 @@ func (s *OpenbSpec) validatePolicies() error {
 		case p.Name == "" || strings.ContainsAny(p.Name, " /\t"):
 			return fmt.Errorf("policies[%d].name = %q: want a row name without spaces or slashes", i, p.Name)
 		case names[p.Name]:
-			return fmt.Errorf("policies[%d].name = %q: already a row (a scheduler, the bound or another policy)", i, p.Name)
+			return fmt.Errorf("policies[%d].name = %q: already a row (a scheduler, the bound, hindsight or another policy)", i, p.Name)
 		case p.Lookahead != nil && (p.Checkpoint != "" || p.Guard != ""):
 			return fmt.Errorf("policies[%d]: lookahead with a checkpoint or a guard: a row is one or the other", i)
 		case p.Lookahead != nil:
@@ -105,6 +105,7 @@ type openbCellKey struct {
 	Schedulers []string
 	Policies   []string // name=SHA-256 of the checkpoint
 	Bound      bool
+	Hindsight  bool `json:",omitempty"`
 }
 
 // openbCell is a cached cell: its key's hash and its runs.
@@ -163,7 +164,7 @@ func planOpenb(s *OpenbSpec) (*openbPlan, error) {
 // cellKey is the hash a cell's runs are cached under.
 func (pl *openbPlan) cellKey(s *OpenbSpec, podList string, seed uint64) string {
 	k := openbCellKey{Code: CurrentBuild().Code, Nodes: pl.nodes, PodList: pl.podLists[podList], Seed: seed,
-		Inflate: s.Inflate, Schedulers: s.Schedulers, Policies: pl.policies, Bound: s.Bound}
+		Inflate: s.Inflate, Schedulers: s.Schedulers, Policies: pl.policies, Bound: s.Bound, Hindsight: s.Hindsight}
 	b, _ := json.Marshal(k) // plain fields: cannot fail
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:16])

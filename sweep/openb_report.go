@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -151,8 +152,8 @@ func writeCurvesCSV(w io.Writer, runs []OpenbRun) error {
 			name string
 			v    sim.Curve
 		}{{"gpu_alloc", r.AllocCurve}, {"gpu_frag", r.FragCurve}} {
-			if r.Scheduler == BoundName && c.name == "gpu_frag" {
-				continue // the bound is on allocation only
+			if (r.Scheduler == BoundName || r.Scheduler == HindsightName) && c.name == "gpu_frag" {
+				continue // the bounds are on allocation only
 			}
 			row := []string{r.PodList, r.Scheduler, strconv.FormatUint(r.Seed, 10), c.name}
 			for _, x := range c.v {
@@ -226,6 +227,7 @@ func OpenbSummary(s *OpenbSpec, runs []OpenbRun, exp *Expected) string {
 		}
 	}
 	writeHeadroom(&b, s, alloc)
+	writeHindsight(&b, s, alloc)
 	writePolicyTable(&b, s, alloc)
 	writeWaste(&b, s, runs)
 	if exp == nil {
@@ -344,6 +346,18 @@ func plotOpenb(dir string, s *OpenbSpec, runs []OpenbRun, exp *Expected) error {
 						if !math.IsNaN(v) {
 							xy = append(xy, plotter.XY{X: float64(k), Y: v})
 						}
+					}
+					if name == HindsightName && dashed == 0 && len(xy) > 0 {
+						// computed at a few levels only: black points
+						sc, err := plotter.NewScatter(xy)
+						if err != nil {
+							return fmt.Errorf("plot %s %s: %w", p, m.key, err)
+						}
+						sc.GlyphStyle.Color, sc.GlyphStyle.Radius = color.RGBA{A: 0xff}, vg.Points(3)
+						sc.GlyphStyle.Shape = draw.CircleGlyph{}
+						pl.Legend.Add(name, sc)
+						pl.Add(sc)
+						continue
 					}
 					if len(xy) < 2 {
 						continue

@@ -15,13 +15,19 @@ import (
 const BoundName = "bound"
 
 // boundRun is the bound's row of one (pod list, seed) cell: its allocation
-// curve is sim.GPUBoundCurve on the cell's arrival order; it has no
-// fragmentation curve (NaN), and its counts are those of the arrivals.
+// curve is sim.GPUBoundCurve on the cell's arrival order.
 func boundRun(w *sim.GPUWorkload, order []int32) (sim.GPUResult, error) {
 	c, err := sim.GPUBoundCurve(w, order, sim.GPUBoundOptions{})
 	if err != nil {
 		return sim.GPUResult{}, err
 	}
+	return curveRow(w, order, BoundName, c, c[sim.CurvePoints-1]), nil
+}
+
+// curveRow is a row of an allocation curve that no scheduler ran (a bound):
+// no fragmentation curve (NaN), the counts of the arrivals, and allocPct as
+// its final allocation.
+func curveRow(w *sim.GPUWorkload, order []int32, name string, alloc sim.Curve, allocPct float64) sim.GPUResult {
 	frag := make(sim.Curve, sim.CurvePoints)
 	for k := range frag {
 		frag[k] = math.NaN()
@@ -31,9 +37,9 @@ func boundRun(w *sim.GPUWorkload, order []int32) (sim.GPUResult, error) {
 		arrived += w.Pods[k].GPU.Total()
 	}
 	capMilli := w.GPUCapacity() * sim.GPUMilli
-	return sim.GPUResult{Scheduler: BoundName, Pods: len(order), GPUs: w.GPUCapacity(),
-		ArrivedPct: float64(arrived) * 100 / float64(capMilli), AllocPct: c[sim.CurvePoints-1],
-		AllocCurve: c, FragCurve: frag}, nil
+	return sim.GPUResult{Scheduler: name, Pods: len(order), GPUs: w.GPUCapacity(),
+		ArrivedPct: float64(arrived) * 100 / float64(capMilli), AllocPct: allocPct,
+		AllocCurve: alloc, FragCurve: frag}
 }
 
 // openbRows is the rows of the summary's tables: the spec's schedulers,

@@ -21,20 +21,11 @@ var hindsightBins = []int{100, 130}
 // hindsightRun is the hindsight row of one (pod list, seed) cell: its
 // allocation curve is sched.GPUHindsightCurve on the cell's arrival order
 // at hindsightBins (NaN elsewhere), a lower bound on the most any placement
-// of the arrivals allocates; it has no fragmentation curve, and its counts
-// are those of the arrivals.
+// of the arrivals allocates.
 func hindsightRun(w *sim.GPUWorkload, order []int32) (sim.GPUResult, error) {
 	c, err := sched.GPUHindsightCurve(w, order, hindsightBins)
 	if err != nil {
 		return sim.GPUResult{}, err
-	}
-	frag := make(sim.Curve, sim.CurvePoints)
-	for k := range frag {
-		frag[k] = math.NaN()
-	}
-	var arrived int64
-	for _, k := range order {
-		arrived += w.Pods[k].GPU.Total()
 	}
 	last := 0.0 // the highest level's value (JSON has no NaN)
 	for _, k := range hindsightBins {
@@ -42,10 +33,7 @@ func hindsightRun(w *sim.GPUWorkload, order []int32) (sim.GPUResult, error) {
 			last = c[k]
 		}
 	}
-	capMilli := w.GPUCapacity() * sim.GPUMilli
-	return sim.GPUResult{Scheduler: HindsightName, Pods: len(order), GPUs: w.GPUCapacity(),
-		ArrivedPct: float64(arrived) * 100 / float64(capMilli), AllocPct: last,
-		AllocCurve: c, FragCurve: frag}, nil
+	return curveRow(w, order, HindsightName, c, last), nil
 }
 
 // writeHindsight writes the table that brackets the best placement: per pod

@@ -9,24 +9,6 @@ import (
 	"testing"
 )
 
-// smallOpenb writes the first nodes rows of the test node list and the
-// first pods rows of its default pod list to a temporary folder.
-func smallOpenb(t *testing.T, nodes, pods int) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, n := range map[string]int{"openb_node_list_gpu_node.csv": nodes, "openb_pod_list_default.csv": pods} {
-		b, err := os.ReadFile(filepath.Join(openbTestdata, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.SplitAfter(string(b), "\n")
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(lines[:n+1], "")), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 // TestOpenbHindsightRow runs a small cluster with the bound and the
 // hindsight row: the hindsight row comes last, has values at 100% and
 // 130% arrived only (130% where the run has records near it, as the
@@ -35,7 +17,7 @@ func smallOpenb(t *testing.T, nodes, pods int) string {
 // summary its bracket table, and a second run reads the cell from the cache
 // with the same values.
 func TestOpenbHindsightRow(t *testing.T) {
-	dir := smallOpenb(t, 40, 400)
+	dir := smallOpenbDir(t, 40)
 	out := t.TempDir()
 	spec := "name: hindsight-test\nmode: openb\ndir: " + dir + "\npod_lists: [default]\nseeds: [42]\n" +
 		"schedulers: [fgd]\nbound: true\nhindsight: true\n"

@@ -103,7 +103,7 @@ func TestOpenbPolicyRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Policies against fgd, paired by seed", "| default | 2 |", "| +0.00 ± 0.00 | +0.0% |",
-		"zero: 1 pod lists; below fgd with an interval below zero on 0, above with an interval above zero on 0."} {
+		"zero: 1 pod lists; below fgd with an interval below zero on 0, above with an interval above zero on 0, of which 0 with at least 20% fewer unallocated GPUs."} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary lacks %q:\n%s", want, sum)
 		}
@@ -225,5 +225,35 @@ func TestOpenbLookaheadRow(t *testing.T) {
 	cancel()
 	if _, err := RunOpenb(ctx, s, OpenbOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestOpenbPolicyAgainstFGD: with a reference other than FGD, the summary
+// pairs the policies with the reference and, since FGD ran, with FGD too
+// (issue 27's bar): the zero-correction policy over FGD's prior is FGD, so
+// its Δ against FGD is 0 on every seed.
+func TestOpenbPolicyAgainstFGD(t *testing.T) {
+	dir, ckpt := smallOpenbDir(t, 30), zeroGPUPolicy(t, 1)
+	spec := "name: policy-test\nmode: openb\ndir: " + dir + "\npod_lists: [default]\nseeds: [7, 8]\n" +
+		"schedulers: [fgd, best-fit]\nreference: best-fit\npolicies:\n  - name: zero\n    checkpoint: " + ckpt + "\n"
+	s, err := ParseOpenbSpec([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := RunOpenb(context.Background(), s, OpenbOptions{Out: out, Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(sum)
+	i, j := strings.Index(text, "## Policies against best-fit, paired by seed"), strings.Index(text, "## Policies against fgd, paired by seed")
+	if i < 0 || j < i {
+		t.Fatalf("want the table against best-fit, then the one against fgd:\n%s", text)
+	}
+	if !strings.Contains(text[j:], "| +0.00 ± 0.00 | +0.0% |") {
+		t.Errorf("against fgd: want Δ 0 for the zero-correction policy:\n%s", text[j:])
 	}
 }

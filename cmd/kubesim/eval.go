@@ -46,17 +46,8 @@ to M until by 100% arrived they ask --scarce-f x its GPUs, in an order drawn fro
 			if byModel || f.scarceModel != "" {
 				return usagef("--by-model and --scarce-model apply with an openb --trace only")
 			}
-			if cmd.Flags().Changed("inflate") {
-				return usagef("--inflate applies with an openb --trace only")
-			}
-			names, err := schedulerNames(f.scheduler)
+			names, err := f.checkCPU(cmd)
 			if err != nil {
-				return err
-			}
-			if err := f.check(cmd.Flags()); err != nil {
-				return err
-			}
-			if err := checkOutputFile("--samples", f.samples); err != nil {
 				return err
 			}
 			pol, ec, err := agent.Load(checkpoint)

@@ -64,21 +64,31 @@ in percent at arrived workload 0..130%.` + exitStatuses,
 	return cmd
 }
 
+// checkCPU checks the flags of a replay or evaluation on a CPU/memory
+// trace and returns the schedulers named by --scheduler.
+func (f *replayFlags) checkCPU(cmd *cobra.Command) ([]string, error) {
+	if cmd.Flags().Changed("inflate") {
+		return nil, usagef("--inflate applies with an openb --trace only")
+	}
+	names, err := schedulerNames(f.scheduler)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.check(cmd.Flags()); err != nil {
+		return nil, err
+	}
+	if err := checkOutputFile("--samples", f.samples); err != nil {
+		return nil, err
+	}
+	return names, nil
+}
+
 func runReplay(ctx context.Context, cmd *cobra.Command, f replayFlags) error {
 	if f.trace != "" && dataset.IsOpenb(f.trace) {
 		return runReplayGPU(ctx, cmd, f)
 	}
-	if cmd.Flags().Changed("inflate") {
-		return usagef("--inflate applies with an openb --trace only")
-	}
-	names, err := schedulerNames(f.scheduler)
+	names, err := f.checkCPU(cmd)
 	if err != nil {
-		return err
-	}
-	if err := f.check(cmd.Flags()); err != nil {
-		return err
-	}
-	if err := checkOutputFile("--samples", f.samples); err != nil {
 		return err
 	}
 	w, cfg, err := f.build(ctx)

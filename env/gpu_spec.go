@@ -12,6 +12,14 @@ import (
 // subcluster of a seed as it is.
 const gpuSpecStream = 0x67707573706563
 
+// SpecWorkload returns w with the model constraints a training episode of
+// seed draws at rate (GPUConfig.SpecRate; withSpecs over the node list's
+// models): for validation episodes that show a policy the gpu_spec pods
+// training shows it. w is not changed; rate 0 returns w itself.
+func SpecWorkload(w *sim.GPUWorkload, seed uint64, rate float64) *sim.GPUWorkload {
+	return withSpecs(w, nodeModels(w), rate, seed)
+}
+
 // NodeModels returns the distinct GPU model ids of w's nodes with GPUs, in
 // increasing order.
 func NodeModels(w *sim.GPUWorkload) []int8 { return nodeModels(w) }

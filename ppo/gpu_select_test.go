@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/sim"
 )
 
 // TestTrainGPUStartIsCandidate trains with a large learning rate, scarce
@@ -29,6 +30,12 @@ func TestTrainGPUStartIsCandidate(t *testing.T) {
 	each.ValScarceEach = 1.2
 	if n := len(valEpisodes(w, ec, each)); n != 4+2*len(env.NodeModels(w)) || len(env.NodeModels(w)) == 0 {
 		t.Fatalf("validation with scarce_each: %d episodes for %d node models; want 4 + 2 per model", n, len(env.NodeModels(w)))
+	}
+	spec := opts
+	spec.ValSpec = 0.3
+	if se := valEpisodes(w, ec, spec); len(se) != 6 || se[4].seed != 1001 || se[5].seed != 1002 ||
+		pinnedPods(se[4].w) <= pinnedPods(w) || pinnedPods(se[5].w) <= pinnedPods(w) {
+		t.Fatalf("validation with spec_rate: want the four episodes, then each seed with drawn constraints")
 	}
 	eps := valEpisodes(w, ec, opts)
 	if len(eps) != 4 || eps[0].w != w || eps[2].w == w || eps[2].seed != 1001 || reflect.DeepEqual(eps[2].w.Pods, w.Pods) {
@@ -68,4 +75,15 @@ func TestTrainGPUStartIsCandidate(t *testing.T) {
 	if pol.Meta()[metaUpdates] == "0" && v != sum.SelectVal {
 		t.Errorf("best.ckpt is the start but scores %v, FGD %v", v, sum.SelectVal)
 	}
+}
+
+// pinnedPods counts the pods of w that name GPU models.
+func pinnedPods(w *sim.GPUWorkload) int {
+	n := 0
+	for _, p := range w.Pods {
+		if p.GPU.Models != 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -51,6 +51,11 @@ type GPUOptions struct {
 	// ValScarceEach (env.ScarceModel): selection then sees every model's
 	// scarcity, not only the models a random draw picks.
 	ValScarceEach float64
+	// ValSpec, when > 0, adds for each validation seed an episode of the
+	// same seed with model constraints drawn at that rate, as training
+	// draws them (env.SpecWorkload): selection then sees how a policy
+	// handles gpu_spec pods on the whole cluster.
+	ValSpec float64
 }
 
 // GPUSummary is what a GPU training run did.
@@ -380,8 +385,8 @@ type valEpisode struct {
 // valEpisodes are the validation episodes of opts: each seed on w, and
 // with opts.ValScarce also on a scarce-model draw of that seed, drawn as
 // the training episodes are (ec's scarce_models, scarce_f_max and
-// scarce_pick), and with opts.ValScarceEach on each node model made scarce
-// in turn.
+// scarce_pick), with opts.ValSpec on a draw of model constraints of that
+// seed, and with opts.ValScarceEach on each node model made scarce in turn.
 func valEpisodes(w *sim.GPUWorkload, ec env.GPUConfig, opts GPUOptions) []valEpisode {
 	var eps []valEpisode
 	for _, seed := range opts.ValSeeds {
@@ -391,6 +396,11 @@ func valEpisodes(w *sim.GPUWorkload, ec env.GPUConfig, opts GPUOptions) []valEpi
 		for _, seed := range opts.ValSeeds {
 			sw, _ := env.ScarceWorkload(w, seed, ec.ScarceDraw())
 			eps = append(eps, valEpisode{sw, seed})
+		}
+	}
+	if opts.ValSpec > 0 {
+		for _, seed := range opts.ValSeeds {
+			eps = append(eps, valEpisode{env.SpecWorkload(w, seed, opts.ValSpec), seed})
 		}
 	}
 	if opts.ValScarceEach > 0 {

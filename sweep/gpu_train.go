@@ -48,6 +48,10 @@ type GPUTrainSpec struct {
 		// model of the node list, that model made scarce at this factor
 		// (ppo.GPUOptions.ValScarceEach, env.ScarceModel).
 		ScarceEach float64 `yaml:"scarce_each"`
+		// SpecRate, when > 0, adds for each seed an episode with model
+		// constraints drawn at this rate, as env.spec_rate draws them in
+		// training (ppo.GPUOptions.ValSpec, env.SpecWorkload).
+		SpecRate float64 `yaml:"spec_rate"`
 	} `yaml:"validation"`
 
 	dir string
@@ -103,6 +107,8 @@ func ParseGPUTrainSpec(data []byte) (*GPUTrainSpec, error) {
 		return nil, fmt.Errorf("validation.inflate = %v: want 0 to 10", s.Validation.Inflate)
 	case !(s.Validation.ScarceEach >= 0 && s.Validation.ScarceEach <= 10):
 		return nil, fmt.Errorf("validation.scarce_each = %v: want 0 (none) or a factor up to 10", s.Validation.ScarceEach)
+	case !(s.Validation.SpecRate >= 0 && s.Validation.SpecRate <= 1):
+		return nil, fmt.Errorf("validation.spec_rate = %v: want 0 (none) to 1", s.Validation.SpecRate)
 	}
 	if err := s.Env.Validate(); err != nil {
 		return nil, fmt.Errorf("env: %w", err)
@@ -136,5 +142,5 @@ func (s *GPUTrainSpec) Workload() (*sim.GPUWorkload, error) {
 
 // Options returns the run's ppo.GPUOptions for the run folder out.
 func (s *GPUTrainSpec) Options(out, resume string) ppo.GPUOptions {
-	return ppo.GPUOptions{Out: out, Resume: resume, ValSeeds: s.Validation.Seeds, ValInflate: s.Validation.Inflate, ValScarce: s.Validation.Scarce, ValScarceEach: s.Validation.ScarceEach}
+	return ppo.GPUOptions{Out: out, Resume: resume, ValSeeds: s.Validation.Seeds, ValInflate: s.Validation.Inflate, ValScarce: s.Validation.Scarce, ValScarceEach: s.Validation.ScarceEach, ValSpec: s.Validation.SpecRate}
 }

@@ -17,11 +17,11 @@ func TestParseGPUTrainSpec(t *testing.T) {
 	if o := s.Options("out", ""); o.ValScarce || len(o.ValSeeds) != 1 {
 		t.Errorf("options %+v; want one seed, no scarce episodes", o)
 	}
-	sc, err := ParseGPUTrainSpec([]byte(strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_rate: 0.5\n  scarce_pick: uniform\n", 1) + "  scarce: true\n  scarce_each: 1.2\n"))
+	sc, err := ParseGPUTrainSpec([]byte(strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_rate: 0.5\n  scarce_pick: uniform\n", 1) + "  scarce: true\n  scarce_each: 1.2\n  spec_rate: 0.3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := sc.Options("out", ""); !o.ValScarce || o.ValScarceEach != 1.2 || sc.Env.ScarceRate != 0.5 || !sc.Env.ScarceDraw().Uniform {
+	if o := sc.Options("out", ""); !o.ValScarce || o.ValScarceEach != 1.2 || o.ValSpec != 0.3 || sc.Env.ScarceRate != 0.5 || !sc.Env.ScarceDraw().Uniform {
 		t.Errorf("scarce spec: options %+v, env %+v; want scarce validation, each model at 1.2, scarce_rate 0.5, a uniform pick", o, sc.Env)
 	}
 	es, err := ParseGPUTrainSpec([]byte(ok + "es:\n  generations: 30\n  pairs: 8\n  episodes: 4\n  sigma: 0.05\n  learning_rate: 0.01\n  eval_freq: 10\n"))
@@ -44,6 +44,7 @@ func TestParseGPUTrainSpec(t *testing.T) {
 		{strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_rate: 2\n", 1), "scarce_rate"},
 		{strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_pick: largest\n", 1), "scarce_pick"},
 		{ok + "  scarce_each: -1\n", "validation.scarce_each"},
+		{ok + "  spec_rate: 1.5\n", "validation.spec_rate"},
 		{ok + "es:\n  generations: 2\n  pairs: 2\n  episodes: 1\n  sigma: 0\n  learning_rate: 0.1\n", "es.sigma"},
 		{ok + "es:\n  generations: 2\n  pairs: 2\n  episodes: 1\n  sigma: 0.1\n  learning_rate: 0.1\n  eval_freq: 1\n  typo: 3\n", "typo"},
 		{strings.Replace(ok, "seeds: [1001]", "seeds: []", 1) + "es:\n  generations: 2\n  pairs: 2\n  episodes: 1\n  sigma: 0.1\n  learning_rate: 0.1\n  eval_freq: 1\n", "validation.seeds"},

@@ -41,18 +41,26 @@ func TestOpenbBoundRow(t *testing.T) {
 	if b, f := bound[100], res.Runs[1].AllocCurve[100]; b >= 99.9 || b <= f {
 		t.Errorf("at 100%%: bound %.2f, fgd %.2f; want fgd < bound < 99.9", b, f)
 	}
+	checkBoundOutputs(t, out, BoundName, "## Headroom: FGD against the bound")
+}
+
+// checkBoundOutputs checks the outputs of a run of the default list at
+// seed 42 with a bound-like row: curves.csv has the row's allocation and
+// no fragmentation, and summary.md has the row and the section.
+func checkBoundOutputs(t *testing.T, out, row, section string) {
+	t.Helper()
 	csv, err := os.ReadFile(filepath.Join(out, "curves.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(csv), "\ndefault,bound,42,gpu_alloc,") || strings.Contains(string(csv), "\ndefault,bound,42,gpu_frag,") {
-		t.Errorf("curves.csv: want the bound's gpu_alloc row and no gpu_frag row")
+	if !strings.Contains(string(csv), "\ndefault,"+row+",42,gpu_alloc,") || strings.Contains(string(csv), "\ndefault,"+row+",42,gpu_frag,") {
+		t.Errorf("curves.csv: want the %s row's gpu_alloc and no gpu_frag", row)
 	}
 	sum, err := os.ReadFile(filepath.Join(out, "summary.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"\n| bound | ", "## Headroom: FGD against the bound", "\n| default | "} {
+	for _, want := range []string{"\n| " + row + " | ", section, "\n| default | "} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, sum)
 		}

@@ -3,9 +3,6 @@ package sweep
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -44,22 +41,7 @@ func TestOpenbHindsightRow(t *testing.T) {
 			t.Errorf("at %d%%: hindsight %.3f, want NaN (not computed)", k, v)
 		}
 	}
-	csv, err := os.ReadFile(filepath.Join(out, "curves.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(csv), "\ndefault,hindsight,42,gpu_alloc,") || strings.Contains(string(csv), "\ndefault,hindsight,42,gpu_frag,") {
-		t.Error("curves.csv: want the hindsight row's gpu_alloc and no gpu_frag")
-	}
-	sum, err := os.ReadFile(filepath.Join(out, "summary.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"\n| hindsight | ", "## Headroom bracketed", "\n| default | "} {
-		if !strings.Contains(string(sum), want) {
-			t.Errorf("summary.md lacks %q", want)
-		}
-	}
+	checkBoundOutputs(t, out, HindsightName, "## Headroom bracketed")
 	again, err := RunOpenb(context.Background(), s, OpenbOptions{Out: out, Jobs: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -60,6 +60,12 @@ func GPUHindsight(w *sim.GPUWorkload, pods []int32) (HindsightResult, error) {
 	if err := w.Validate(); err != nil {
 		return HindsightResult{}, err
 	}
+	return gpuHindsight(w, sim.NewGPUCluster(w, nil), pods)
+}
+
+// gpuHindsight is GPUHindsight on a validated workload, with its empty
+// cluster base (copied, not modified) built once by the caller.
+func gpuHindsight(w *sim.GPUWorkload, base *sim.GPUCluster, pods []int32) (HindsightResult, error) {
 	gpuPods := make([]int32, 0, len(pods))
 	for _, k := range pods {
 		if k < 0 || int(k) >= len(w.Pods) {
@@ -69,7 +75,6 @@ func GPUHindsight(w *sim.GPUWorkload, pods []int32) (HindsightResult, error) {
 			gpuPods = append(gpuPods, k)
 		}
 	}
-	base := sim.NewGPUCluster(w, nil)
 	best := HindsightResult{Milli: -1}
 	for _, s := range HindsightStrategies {
 		order, err := hindsightOrder(w, gpuPods, s.Order)

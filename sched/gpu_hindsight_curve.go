@@ -41,6 +41,7 @@ func GPUHindsightCurve(w *sim.GPUWorkload, order []int32, bins []int) (sim.Curve
 		arrived[r] = sum
 		bin[r] = int(math.RoundToEven(float64(sum) * pct))
 	}
+	base := sim.NewGPUCluster(w, nil)
 	out := make(sim.Curve, sim.CurvePoints)
 	for k := range out {
 		out[k] = math.NaN()
@@ -56,13 +57,13 @@ func GPUHindsightCurve(w *sim.GPUWorkload, order []int32, bins []int) (sim.Curve
 		if first < 0 {
 			continue
 		}
-		lo, err := GPUHindsight(w, order[:first+1])
+		lo, err := gpuHindsight(w, base, order[:first+1])
 		if err != nil {
 			return nil, err
 		}
 		hi := lo
 		if last > first {
-			if hi, err = GPUHindsight(w, order[:last+1]); err != nil {
+			if hi, err = gpuHindsight(w, base, order[:last+1]); err != nil {
 				return nil, err
 			}
 		}

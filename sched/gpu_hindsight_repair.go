@@ -26,8 +26,8 @@ type hindsightPacking struct {
 	pods []int32       // slot -> index into w.Pods
 	node []int32       // slot -> node, -1 when left out
 	mask []sim.GPUMask // slot -> devices taken
-	// dev lists, per node and device, the slots on that device; single is
-	// false for a device that holds a pod of several devices (never moved).
+	// dev lists, per node and device, the slots on that device (a pod of
+	// several devices is on each of them, and is never moved).
 	dev [][sim.MaxGPUs][]int32
 	// shape ids (same CPU, memory and GPU request) and, per shape, a slot
 	// of it and the nodes it fits now: a cheap test of "this pod could
@@ -147,16 +147,8 @@ func (h *hindsightPacking) placeRaw(j int32, i int, m sim.GPUMask) bool {
 func (h *hindsightPacking) removeRaw(j int32) {
 	i := int(h.node[j])
 	p := &h.w.Pods[h.pods[j]]
-	n := &h.c.Nodes[i]
 	h.countFits(i, -1)
-	n.CPUUsed -= p.CPU
-	n.MemUsed -= p.Mem
-	n.GPU.Release(p.GPU, h.mask[j])
-	n.Pods--
-	if t := sim.GPUTag(p.GPU); t >= 0 {
-		n.Tags[t]--
-	}
-	n.Gen++
+	h.c.Remove(i, p, h.mask[j])
 	h.countFits(i, 1)
 	for d := range sim.MaxGPUs {
 		if h.mask[j]&(1<<uint(d)) != 0 {
@@ -254,28 +246,26 @@ func (h *hindsightPacking) mostFree() int16 {
 // relocate tries to make room for the left-out slot by moving occupants of
 // one device elsewhere; it reports whether it placed the pod.
 func (h *hindsightPacking) relocate(slot int32, p *sim.GPUPodSpec, bf hindsightBestFit) bool {
-	movable := h.mostFree()
+	most := h.mostFree()
 	for i := range h.c.Nodes {
 		n := &h.c.Nodes[i]
 		if !p.GPU.Models.Allows(n.GPU.Model) || n.GPU.N == 0 {
 			continue
 		}
 		for d := range int(n.GPU.N) {
-			q, ok := h.roomFor(i, d, p, movable)
+			q, ok := h.roomFor(i, d, p, most)
 			if !ok {
 				continue
 			}
 			q = append([]int32(nil), q...) // h.buf is reused below
 			var cpu, mem int64
-			movable := true
+			homeless := false // an occupant fits no node now
 			for _, j := range q {
 				qp := &h.w.Pods[h.pods[j]]
 				cpu, mem = cpu+qp.CPU, mem+qp.Mem
-				if h.fitNodes[h.shape[j]] == 0 {
-					movable = false
-				}
+				homeless = homeless || h.fitNodes[h.shape[j]] == 0
 			}
-			if !movable || n.CPUFree()+cpu < p.CPU || n.Mem-n.MemUsed+mem < p.Mem {
+			if homeless || n.CPUFree()+cpu < p.CPU || n.Mem-n.MemUsed+mem < p.Mem {
 				continue
 			}
 			mark := len(h.log)

@@ -259,6 +259,22 @@ func (c *GPUCluster) Place(i int, p *GPUPodSpec, m GPUMask) bool {
 	return true
 }
 
+// Remove takes pod p, placed on node i with the GPUs of m by Place, off
+// the node again: the inverse of Place (for a packing that moves pods, such
+// as sched.GPUHindsight; a run's pods never leave). Removing what was not
+// placed there corrupts the node.
+func (c *GPUCluster) Remove(i int, p *GPUPodSpec, m GPUMask) {
+	n := &c.Nodes[i]
+	n.CPUUsed -= p.CPU
+	n.MemUsed -= p.Mem
+	n.GPU.Release(p.GPU, m)
+	n.Pods--
+	if t := GPUTag(p.GPU); t >= 0 {
+		n.Tags[t]--
+	}
+	n.Gen++
+}
+
 // RunGPU replays w under s as FGD's artifact runs its experiment: pods
 // arrive in GPUArrivals' order and never leave; after each pod the allocated
 // milli-GPU and the cluster's fragmentation (GPUFrag summed over nodes) are

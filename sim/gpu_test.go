@@ -322,3 +322,36 @@ func TestRunGPUAllocatesNothingPerPod(t *testing.T) {
 		t.Errorf("%v allocations per run; want 1 (the node copy)", allocs)
 	}
 }
+
+// TestGPUClusterRemoveUndoesPlace: a share, a whole GPU and a CPU-only pod
+// placed on one node and removed in another order leave the node as it
+// was, but for its generation, which every change bumps.
+func TestGPUClusterRemoveUndoesPlace(t *testing.T) {
+	c := &GPUCluster{Nodes: []GPUNode{{CPU: 32000, Mem: 65536, GPU: NewGPUs(2, 0)}}}
+	before := c.Nodes[0]
+	pods := []GPUPodSpec{
+		{CPU: 4000, Mem: 1024, GPU: GPURequest{Count: 1, Milli: 300}},
+		{CPU: 8000, Mem: 2048, GPU: GPURequest{Count: 1, Milli: GPUMilli}},
+		{CPU: 2000, Mem: 512},
+	}
+	masks := []GPUMask{0b01, 0b10, 0}
+	for k := range pods {
+		if !c.Place(0, &pods[k], masks[k]) {
+			t.Fatalf("pod %d does not fit", k)
+		}
+	}
+	if n := c.Nodes[0]; n.CPUUsed != 14000 || n.GPU.Free != [MaxGPUs]int16{700, 0} || n.Tags[0] != 1 || n.Tags[1] != 1 {
+		t.Fatalf("after placing: %+v", n)
+	}
+	for _, k := range []int{1, 2, 0} {
+		c.Remove(0, &pods[k], masks[k])
+	}
+	after := c.Nodes[0]
+	if after.Gen != 6 {
+		t.Errorf("generation %d after three places and three removes; want 6", after.Gen)
+	}
+	after.Gen = before.Gen
+	if after != before {
+		t.Errorf("after removing: %+v; want %+v", after, before)
+	}
+}

@@ -142,11 +142,11 @@ func (c *GPUConfig) Validate() error {
 	case c.ScarcePick != "" && c.ScarcePick != ScarcePickGPUs && c.ScarcePick != ScarcePickUniform:
 		return bad("scarce_pick", c.ScarcePick, `want "gpus" (in proportion to their GPUs) or "uniform"`)
 	}
-	if _, err := sched.NewGPU(c.Select, 0); err != nil {
+	if _, err := sched.NewGPUScoring(c.Select, 0); err != nil {
 		return bad("select", c.Select, "must be one of "+names)
 	}
 	if c.Prior != "" {
-		if _, err := sched.NewGPU(c.Prior, 0); err != nil {
+		if _, err := sched.NewGPUScoring(c.Prior, 0); err != nil {
 			return bad("prior", c.Prior, "must be one of "+names)
 		}
 		if !sched.GPUScoresOnScale(c.Prior) && !c.PriorOrder {

@@ -228,6 +228,9 @@ func TestGPUConfigErrors(t *testing.T) {
 		{"max_nodes", func(c *GPUConfig) { c.MinNodes, c.MaxNodes = 5, 5000 }},
 		{"fail_penalty", func(c *GPUConfig) { c.FailPenalty = -1 }},
 		{"select", func(c *GPUConfig) { c.Select = "tetris" }},
+		// an admission rule has no scores or GPU selection of its own
+		{"select", func(c *GPUConfig) { c.Select = sched.NameFGD + "@reserve20" }},
+		{"prior", func(c *GPUConfig) { c.Prior, c.PriorScale = sched.NameFGD+"@reserve20", 1 }},
 		{"prior", func(c *GPUConfig) { c.Prior = "nope"; c.PriorScale = 1 }},
 		{"prior_scale", func(c *GPUConfig) { c.Prior = sched.NameFGD }},
 		{"prior", func(c *GPUConfig) { c.PriorScale = 1 }},

@@ -54,7 +54,12 @@ func GPUNames() []string {
 
 // NewGPU returns a fresh instance of the named GPU scheduler whose random
 // choices (the random policy's) draw from seed. An unknown name gives an error that wraps ErrUnknownScheduler.
+// A name may add the reserve admission rule to any of them,
+// "NAME@reservePCT" (gpu_reserve.go); those names are not in GPUNames.
 func NewGPU(name string, seed uint64) (sim.GPUScheduler, error) {
+	if s, ok, err := newGPUReserve(name, seed); ok {
+		return s, err
+	}
 	for _, e := range gpuRegistry {
 		if e.name == name {
 			return &gpuFramework{name: name, score: e.build(seed)}, nil

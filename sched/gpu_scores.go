@@ -1,6 +1,11 @@
 package sched
 
-import "github.com/kubesim/kubesim/sim"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kubesim/kubesim/sim"
+)
 
 // GPUScoring is a GPU policy's scores and GPU selection for callers that
 // choose the node themselves (a learned policy's prior, an environment that
@@ -17,7 +22,11 @@ func NewGPUScoring(name string, seed uint64) (*GPUScoring, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GPUScoring{f: s.(*gpuFramework)}, nil
+	f, ok := s.(*gpuFramework)
+	if !ok {
+		return nil, fmt.Errorf("GPU policy %q: an admission rule has no scores; name the policy alone (%s)", name, strings.Join(GPUNames(), ", "))
+	}
+	return &GPUScoring{f: f}, nil
 }
 
 // Name returns the policy's name.

@@ -162,6 +162,13 @@ type OpenbOptions struct {
 	Summary io.Writer // where the summary is printed too (nil: nowhere)
 	// Progress, when not nil, shows a progress bar over cells.
 	Progress io.Writer
+	// ReuseCode, when not empty, also accepts cached cells that the code
+	// revision ReuseCode computed (Build.Code: the commit hash, with
+	// "+" and the executable's hash for a modified tree), so that a change
+	// to the tables alone does not run a long sweep again. The runs are
+	// that revision's: use it only when nothing between the two revisions
+	// changes a run. The summary says how many cells it reused.
+	ReuseCode string
 }
 
 // OpenbResult is what RunOpenb did.
@@ -169,8 +176,9 @@ type OpenbResult struct {
 	Runs    []OpenbRun // by pod list, seed, scheduler (the spec's orders), then the policies, then the bound and the hindsight row when the spec asks for them
 	Elapsed time.Duration
 	// Cached counts the (pod list, seed) cells read from the output
-	// folder's cells/ instead of run.
-	Cached int
+	// folder's cells/ instead of run; Reused those of them that
+	// OpenbOptions.ReuseCode computed.
+	Cached, Reused int
 }
 
 // RunOpenb runs every pod list under every scheduler and seed (each
@@ -219,7 +227,7 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
 			progressbar.OptionClearOnFinish())
 	}
-	var cached atomic.Int64
+	var cached, reused atomic.Int64
 	jobs := max(opts.Jobs, 1)
 	err = parallel(ctx, jobs, len(ws)*nSeeds, func(cell int) error {
 		w, list, seed := ws[cell/nSeeds], s.PodLists[cell/nSeeds], s.Seeds[cell%nSeeds]
@@ -227,7 +235,13 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 		key, path := pl.cellKey(s, list, seed), ""
 		if opts.Out != "" {
 			path = openbCellPath(opts.Out, list, seed)
-			if rs, ok := readOpenbCell(path, key, stride); ok {
+			rs, ok := readOpenbCell(path, key, stride)
+			if !ok && opts.ReuseCode != "" {
+				if rs, ok = readOpenbCell(path, pl.cellKeyAt(s, list, seed, opts.ReuseCode), stride); ok {
+					reused.Add(1)
+				}
+			}
+			if ok {
 				copy(out, rs)
 				cached.Add(1)
 				if bar != nil {
@@ -299,7 +313,7 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 	if err != nil {
 		return nil, err
 	}
-	res := &OpenbResult{Runs: runs, Elapsed: time.Since(start), Cached: int(cached.Load())}
+	res := &OpenbResult{Runs: runs, Elapsed: time.Since(start), Cached: int(cached.Load()), Reused: int(reused.Load())}
 	if opts.Out == "" {
 		return res, nil
 	}
@@ -317,6 +331,10 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 		return nil, err
 	}
 	sum := OpenbSummary(s, runs, exp)
+	if res.Reused > 0 {
+		sum += fmt.Sprintf("\nThe runs of %d of the %d cells are code revision %s's, reused (`--reuse-cells`); these tables are revision %s's.\n",
+			res.Reused, len(ws)*nSeeds, opts.ReuseCode, CurrentBuild().Code)
+	}
 	if err := atomicfile.WriteBytes(filepath.Join(opts.Out, "summary.md"), []byte(sum)); err != nil {
 		return nil, err
 	}

@@ -163,7 +163,12 @@ func planOpenb(s *OpenbSpec) (*openbPlan, error) {
 
 // cellKey is the hash a cell's runs are cached under.
 func (pl *openbPlan) cellKey(s *OpenbSpec, podList string, seed uint64) string {
-	k := openbCellKey{Code: CurrentBuild().Code, Nodes: pl.nodes, PodList: pl.podLists[podList], Seed: seed,
+	return pl.cellKeyAt(s, podList, seed, CurrentBuild().Code)
+}
+
+// cellKeyAt is cellKey as the code revision code would compute it.
+func (pl *openbPlan) cellKeyAt(s *OpenbSpec, podList string, seed uint64, code string) string {
+	k := openbCellKey{Code: code, Nodes: pl.nodes, PodList: pl.podLists[podList], Seed: seed,
 		Inflate: s.Inflate, Schedulers: s.Schedulers, Policies: pl.policies, Bound: s.Bound, Hindsight: s.Hindsight}
 	b, _ := json.Marshal(k) // plain fields: cannot fail
 	h := sha256.Sum256(b)

@@ -122,3 +122,68 @@ func TestReadExpected(t *testing.T) {
 }
 
 func itoa(k int) string { return strconv.Itoa(k) }
+
+// TestOpenbReuseCells: cells that another code revision wrote are run
+// again, unless OpenbOptions.ReuseCode names that revision; then they are
+// read, the runs are the same and the summary says so.
+func TestOpenbReuseCells(t *testing.T) {
+	out := t.TempDir()
+	spec := "name: reuse-test\nmode: openb\ndir: " + openbTestdata + "\npod_lists: [default]\nseeds: [42, 43]\nschedulers: [best-fit]\n"
+	s, err := ParseOpenbSpec([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := RunOpenb(context.Background(), s, OpenbOptions{Out: out, Jobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rewrite the cells as revision "old" would have keyed them
+	pl, err := planOpenb(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seed := range s.Seeds {
+		path := openbCellPath(out, "default", seed)
+		rs, ok := readOpenbCell(path, pl.cellKey(s, "default", seed), 1)
+		if !ok {
+			t.Fatalf("seed %d: the first run's cell does not read back", seed)
+		}
+		if err := writeOpenbCell(path, pl.cellKeyAt(s, "default", seed, "old"), rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := RunOpenb(context.Background(), s, OpenbOptions{Out: out, Jobs: 1, ReuseCode: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Cached != 2 || res.Reused != 2 {
+		t.Errorf("with ReuseCode: %d cached, %d reused; want 2 and 2", res.Cached, res.Reused)
+	}
+	for i := range res.Runs {
+		if res.Runs[i].AllocPct != first.Runs[i].AllocPct || res.Runs[i].Placed != first.Runs[i].Placed {
+			t.Errorf("run %d: reused %v/%d, ran %v/%d", i, res.Runs[i].AllocPct, res.Runs[i].Placed, first.Runs[i].AllocPct, first.Runs[i].Placed)
+		}
+	}
+	sum, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(sum), "The runs of 2 of the 2 cells are code revision old's, reused") {
+		t.Errorf("summary does not name the reused cells:\n%s", sum)
+	}
+	// another revision's cells are not this one's: they run again
+	for _, seed := range s.Seeds {
+		path := openbCellPath(out, "default", seed)
+		rs, _ := readOpenbCell(path, pl.cellKeyAt(s, "default", seed, "old"), 1)
+		if err := writeOpenbCell(path, pl.cellKeyAt(s, "default", seed, "older"), rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err = RunOpenb(context.Background(), s, OpenbOptions{Out: out, Jobs: 1, ReuseCode: "old"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Cached != 0 || res.Reused != 0 {
+		t.Errorf("cells of another revision: %d cached, %d reused; want 0 and 0", res.Cached, res.Reused)
+	}
+}

@@ -27,7 +27,7 @@ import (
 // openb (FGD's experiment, sweep.RunOpenb) and reports done; files of
 // other modes are left to the general sweep. Mixing the two, or sharding
 // an openb file, is a usage error.
-func runOpenbSweeps(cmd *cobra.Command, files []string, out string, jobs int, progress io.Writer, sharded bool) (done bool, err error) {
+func runOpenbSweeps(cmd *cobra.Command, files []string, out string, jobs int, progress io.Writer, sharded bool, reuse string) (done bool, err error) {
 	n := 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -55,11 +55,12 @@ func runOpenbSweeps(cmd *cobra.Command, files []string, out string, jobs int, pr
 		if o == "" {
 			o = filepath.Join("results", s.Name)
 		}
-		res, err := sweep.RunOpenb(cmd.Context(), s, sweep.OpenbOptions{Out: o, Jobs: jobs, Summary: cmd.OutOrStdout(), Progress: progress})
+		res, err := sweep.RunOpenb(cmd.Context(), s, sweep.OpenbOptions{Out: o, Jobs: jobs, Summary: cmd.OutOrStdout(), Progress: progress, ReuseCode: reuse})
 		if err != nil {
 			return true, fmt.Errorf("%s: %w", f, err)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "sweep %s: %d runs in %s (%d cells from %s/cells); outputs in %s\n", s.Name, len(res.Runs), res.Elapsed.Round(1e7), res.Cached, o, o)
+		fmt.Fprintf(cmd.ErrOrStderr(), "sweep %s: %d runs in %s (%d cells from %s/cells, %d of them revision %q's); outputs in %s\n",
+			s.Name, len(res.Runs), res.Elapsed.Round(1e7), res.Cached, o, res.Reused, reuse, o)
 	}
 	return true, nil
 }

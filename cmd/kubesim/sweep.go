@@ -15,10 +15,10 @@ import (
 
 func newSweepCmd() *cobra.Command {
 	var (
-		out, shard string
-		jobs       int
-		emit       bool
-		job        = sweep.JobOptions{Shards: 4, Image: "ghcr.io/kubesim/kubesim:latest", Claim: "kubesim-work", MountPath: "/work"}
+		out, shard, reuse string
+		jobs              int
+		emit              bool
+		job               = sweep.JobOptions{Shards: 4, Image: "ghcr.io/kubesim/kubesim:latest", Claim: "kubesim-work", MountPath: "/work"}
 	)
 	cmd := &cobra.Command{
 		Use:   "sweep FILE.yaml...",
@@ -54,8 +54,11 @@ shard (--k8s-shards), each running its shard on a shared volume. docs/sweep.md h
 			if term.IsTerminal(int(os.Stderr.Fd())) {
 				opts.Progress = os.Stderr
 			}
-			if done, err := runOpenbSweeps(cmd, files, out, jobs, opts.Progress, shard != "" || emit); done || err != nil {
+			if done, err := runOpenbSweeps(cmd, files, out, jobs, opts.Progress, shard != "" || emit, reuse); done || err != nil {
 				return err
+			}
+			if reuse != "" {
+				return usagef("--reuse-cells applies to mode: %s files only", sweep.ModeOpenb)
 			}
 			specs := make([]*sweep.Spec, len(files))
 			for i, f := range files {
@@ -103,6 +106,7 @@ shard (--k8s-shards), each running its shard on a shared volume. docs/sweep.md h
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", "", "output folder (default results/NAME, NAME the spec's name)")
 	fl.IntVar(&jobs, "jobs", runtime.NumCPU(), "cells run at once")
+	fl.StringVar(&reuse, "reuse-cells", "", "mode: openb only: also take cached cells that this code revision ran (the full commit hash, git rev-parse; a modified tree's adds +hash), to rewrite the tables without running again; the summary names it")
 	fl.StringVar(&shard, "shard", "", "run part i of n (i/n, from 0); merge the parts with kubesim sweep merge")
 	fl.BoolVar(&emit, "emit-k8s-job", false, "print a Kubernetes Indexed Job that runs the sweep's shards, instead of running it")
 	fl.IntVar(&job.Shards, "k8s-shards", job.Shards, "with --emit-k8s-job: shards (pods)")

@@ -113,6 +113,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"grid key that names nothing", []string{"sweep", bad}, `line 12: grid key "eval.nodez" names nothing`},
 		{"merge without folders", []string{"sweep", "merge"}, "give at least one DIR"},
 		{"zero jobs", []string{"sweep", spec, "--jobs", "0"}, "--jobs 0"},
+		{"reuse-cells on a general sweep", []string{"sweep", spec, "--reuse-cells", "abc"}, "--reuse-cells applies to mode: openb files only"},
 	}
 	for _, tc := range cases {
 		code, _, stderr := runCLI(t, tc.args...)

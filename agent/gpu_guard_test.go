@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/kubesim/kubesim/env"
@@ -91,4 +92,80 @@ func runFGD(w *sim.GPUWorkload, seed uint64) (sim.GPUResult, error) {
 		return sim.GPUResult{}, err
 	}
 	return sim.RunGPU(w, s, sim.GPURunConfig{Inflate: 1.3, Seed: seed})
+}
+
+// TestEvaluateGPUGuardCPU: a random policy (no prior) under the cpu guard
+// is the policy itself, bit for bit, on a list without CPU-only pods, and
+// FGD itself on a list of CPU-only pods only (every decision is then the
+// guard's), where the unguarded random policy is not FGD.
+func TestEvaluateGPUGuardCPU(t *testing.T) {
+	ctx := context.Background()
+	w := smallOpenb(t)
+	pol, err := model.New(model.Config{NodeFeatures: env.GPUNodeFeatures, PodFeatures: env.GPUPodFeatures, Hidden: 16, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := env.DefaultGPUConfig()
+	gpuOnly, cpuOnly := *w, *w
+	gpuOnly.Pods, cpuOnly.Pods = nil, nil
+	for _, p := range w.Pods {
+		if p.GPU.Count > 0 {
+			gpuOnly.Pods = append(gpuOnly.Pods, p)
+		} else {
+			cpuOnly.Pods = append(cpuOnly.Pods, p)
+		}
+	}
+	if len(gpuOnly.Pods) == 0 || len(cpuOnly.Pods) < 10 {
+		t.Fatalf("%d GPU and %d CPU-only pods: the test needs both", len(gpuOnly.Pods), len(cpuOnly.Pods))
+	}
+	plain, err := EvaluateGPU(ctx, pol, ec, &gpuOnly, 1.3, 5, "ppo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guarded, err := EvaluateGPUGuarded(ctx, pol, ec, &gpuOnly, 1.3, 5, "ppo", GuardCPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameGPUResult(plain, guarded) {
+		t.Fatal("the cpu guard changed a run without CPU-only pods")
+	}
+	// CPU-only pods, repeated until they overflow the cluster's CPU, so
+	// that where each goes decides how many fit
+	var cpu int64
+	for _, n := range w.Nodes {
+		cpu += n.CPU
+	}
+	for k := 0; ; k++ {
+		var asked int64
+		for _, p := range cpuOnly.Pods {
+			asked += p.CPU
+		}
+		if asked > cpu*3/2 {
+			break
+		}
+		cpuOnly.Pods = append(cpuOnly.Pods, cpuOnly.Pods[k])
+		cpuOnly.Pods[len(cpuOnly.Pods)-1].Name += "-copy"
+	}
+	for i := range cpuOnly.Pods {
+		cpuOnly.Pods[i].Name = fmt.Sprintf("cpu-%d", i)
+	}
+	got, err := EvaluateGPUGuarded(ctx, pol, ec, &cpuOnly, 0, 5, "ppo", GuardCPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := sched.NewGPU(ec.Select, 5)
+	want, err := sim.RunGPU(&cpuOnly, s, sim.GPURunConfig{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Placed != want.Placed || got.Failed != want.Failed {
+		t.Errorf("guarded on CPU-only pods: %d placed, %d failed; %s %d, %d", got.Placed, got.Failed, ec.Select, want.Placed, want.Failed)
+	}
+	raw, err := EvaluateGPU(ctx, pol, ec, &cpuOnly, 0, 5, "ppo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw.Placed == want.Placed {
+		t.Errorf("the random policy places %d CPU-only pods as %s does: the test cannot tell the guard acted", raw.Placed, ec.Select)
+	}
 }

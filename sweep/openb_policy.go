@@ -32,8 +32,9 @@ type OpenbPolicy struct {
 	// (sched.GPULookahead; its seed is the cell's seed).
 	Lookahead *OpenbLookahead `yaml:"lookahead,omitempty"`
 	// Guard, when set, runs the policy under an evaluation guard
-	// (agent.GPUGuards; "pinned": FGD's decision wherever model constraints
-	// are in play), an ablation row.
+	// (agent.GPUGuards; "pinned": the selection policy's decision wherever
+	// model constraints are in play; "cpu": its decision for every CPU-only
+	// pod), an ablation row.
 	Guard string `yaml:"guard"`
 }
 

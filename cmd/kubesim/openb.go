@@ -59,8 +59,11 @@ func runOpenbSweeps(cmd *cobra.Command, files []string, out string, jobs int, pr
 		if err != nil {
 			return true, fmt.Errorf("%s: %w", f, err)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "sweep %s: %d runs in %s (%d cells from %s/cells, %d of them revision %q's); outputs in %s\n",
-			s.Name, len(res.Runs), res.Elapsed.Round(1e7), res.Cached, o, res.Reused, reuse, o)
+		from := fmt.Sprintf("%d cells from %s/cells", res.Cached, o)
+		if reuse != "" {
+			from += fmt.Sprintf(", %d of them revision %s's", res.Reused, reuse)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "sweep %s: %d runs in %s (%s); outputs in %s\n", s.Name, len(res.Runs), res.Elapsed.Round(1e7), from, o)
 	}
 	return true, nil
 }

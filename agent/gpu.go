@@ -155,10 +155,11 @@ func EvaluateGPUGuarded(ctx context.Context, pol *model.Policy, cfg env.GPUConfi
 
 // evalEnv is the environment of an evaluation (EvaluateGPU, DiagnoseGPU):
 // cfg on w's whole cluster with the pod list as it is (no subcluster, no
-// drawn model constraints or scarce models), inflated to inflate, reset to
+// drawn model constraints, scarce models or pod-mix shifts), inflated to inflate, reset to
 // seed's arrivals.
 func evalEnv(cfg env.GPUConfig, w *sim.GPUWorkload, inflate float64, seed uint64) (*env.GPUEnv, *env.Obs, error) {
 	cfg.Inflate, cfg.MinNodes, cfg.MaxNodes, cfg.SpecRate, cfg.ScarceRate = inflate, 0, 0, 0, 0
+	cfg.MixRate, cfg.MixMax = 0, 0
 	e, err := env.NewGPUEnv(cfg, w)
 	if err != nil {
 		return nil, nil, err

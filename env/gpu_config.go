@@ -69,6 +69,17 @@ type GPUConfig struct {
 	// the default) in proportion to their GPUs, "uniform" each model of the
 	// (sub)cluster equally likely.
 	ScarcePick string `yaml:"scarce_pick" json:"scarce_pick,omitempty"`
+	// MixRate, in [0, 1], is the share of training episodes whose pod mix
+	// is shifted at Reset (withMix): one pod class (CPU-only, GPU shares,
+	// one whole GPU, several whole GPUs) drawn uniformly among those the
+	// list holds, and a share f uniform in [0, MixMax) of the pods, each
+	// independently, replaced by pods of that class drawn from the list;
+	// from the episode's seed on a stream of its own, before the scarce
+	// models and the gpu_spec draw. It shows training the pod mixes of
+	// other lists from the training list's own pods. 0 (the default) never
+	// does; an evaluation always runs with 0.
+	MixRate float64 `yaml:"mix_rate" json:"mix_rate,omitempty"`
+	MixMax  float64 `yaml:"mix_max" json:"mix_max,omitempty"`
 	// ObsPinned adds an 18th node feature (GPUNodePinned): the arrived GPU
 	// demand pinned to the node's model over that model's capacity. A
 	// policy reads NodeFeatures() columns; checkpoints without it keep 17.
@@ -139,6 +150,12 @@ func (c *GPUConfig) Validate() error {
 		return bad("scarce_models", c.ScarceModels, "want 0 (one model) to 64")
 	case c.ScarceFMax != 0 && !(c.ScarceFMax > scarceFMin && c.ScarceFMax <= 10):
 		return bad("scarce_f_max", c.ScarceFMax, "want 0 (1.3) or a factor above 0.5, at most 10")
+	case !(c.MixRate >= 0 && c.MixRate <= 1):
+		return bad("mix_rate", c.MixRate, "want a share of the episodes, 0 to 1")
+	case c.MixRate > 0 && !(c.MixMax > 0 && c.MixMax <= 1):
+		return bad("mix_max", c.MixMax, "want a share of the pods above 0, at most 1, with mix_rate")
+	case c.MixRate == 0 && c.MixMax != 0:
+		return bad("mix_max", c.MixMax, "needs mix_rate")
 	case c.ScarcePick != "" && c.ScarcePick != ScarcePickGPUs && c.ScarcePick != ScarcePickUniform:
 		return bad("scarce_pick", c.ScarcePick, `want "gpus" (in proportion to their GPUs) or "uniform"`)
 	}

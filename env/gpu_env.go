@@ -30,7 +30,7 @@ import (
 // is the GPUs allocated at its end.
 //
 // Reset(seed) draws the subcluster (GPUConfig.MinNodes/MaxNodes) from the
-// seed, a scarce model (GPUConfig.ScarceRate, withScarce), the model
+// seed, a shifted pod mix (GPUConfig.MixRate, withMix), a scarce model (GPUConfig.ScarceRate, withScarce), the model
 // constraints of GPUConfig.SpecRate (withSpecs), then the arrivals and tie-break ranks (sim.GPUArrivals with the
 // same seed): the same seed and actions give the same episode, bit for bit.
 // It is not safe for concurrent use.
@@ -133,6 +133,7 @@ func (e *GPUEnv) Reset(seed uint64) (*Obs, error) {
 		}
 		e.sub = sub
 	}
+	e.sub = withMix(e.sub, e.cfg.MixRate, e.cfg.MixMax, seed)
 	e.sub = withScarce(e.sub, e.cfg.ScarceRate, e.cfg.ScarceDraw(), seed)
 	e.sub = withSpecs(e.sub, e.specModels, e.cfg.SpecRate, seed)
 	order, rank := sim.GPUArrivals(e.sub, e.cfg.Inflate, seed)

@@ -42,6 +42,9 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 	if err := ec.Validate(); err != nil {
 		return sum, err
 	}
+	if err := checkObjective(opts.Objective); err != nil {
+		return sum, err
+	}
 	switch {
 	case opts.Out == "":
 		return sum, fmt.Errorf("%w: no output folder", ErrConfig)
@@ -108,7 +111,7 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 	nw := esWorkers(es)
 	workers := make([]*esWorker, nw)
 	for i := range workers {
-		if workers[i], err = newESWorker(mcfg, ec, w); err != nil {
+		if workers[i], err = newESWorker(mcfg, ec, w, opts.Objective); err != nil {
 			return sum, err
 		}
 	}
@@ -180,9 +183,10 @@ type esWorker struct {
 	pol   *model.Policy
 	actor *agent.GPUActor
 	env   *env.GPUEnv
+	obj   string // GPUOptions.Objective
 }
 
-func newESWorker(mcfg model.Config, ec env.GPUConfig, w *sim.GPUWorkload) (*esWorker, error) {
+func newESWorker(mcfg model.Config, ec env.GPUConfig, w *sim.GPUWorkload, obj string) (*esWorker, error) {
 	pol, err := model.New(mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("building the policy: %w", err)
@@ -191,12 +195,12 @@ func newESWorker(mcfg model.Config, ec env.GPUConfig, w *sim.GPUWorkload) (*esWo
 	if err != nil {
 		return nil, err
 	}
-	return &esWorker{pol: pol, actor: agent.NewGPUActor(pol), env: e}, nil
+	return &esWorker{pol: pol, actor: agent.NewGPUActor(pol), env: e, obj: obj}, nil
 }
 
-// fitness is the greedy policy of weights theta's mean GPU allocation at
-// 100% arrived (alloc100; the end's allocation where the curve has no value
-// near 100) over the episodes of seeds, and the decisions it took.
+// fitness is the greedy policy of weights theta's mean objective
+// (objectiveValue: by default the GPU allocation at 100% arrived) over the
+// episodes of seeds, and the decisions it took.
 //
 // With theta nil the environment's selection policy (env.GPUConfig.Select:
 // fgd-tiers in round 9) takes every decision instead, for the paired
@@ -230,11 +234,7 @@ func (wk *esWorker) fitness(ctx context.Context, theta []float64, seeds []uint64
 			}
 			n++
 			if done {
-				v := alloc100(info.Result.AllocCurve)
-				if math.IsNaN(v) {
-					v = info.Result.AllocPct
-				}
-				s += v
+				s += objectiveValue(wk.obj, *info.Result)
 				break
 			}
 			obs = next

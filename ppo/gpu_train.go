@@ -56,6 +56,15 @@ type GPUOptions struct {
 	// draws them (env.SpecWorkload): selection then sees how a policy
 	// handles gpu_spec pods on the whole cluster.
 	ValSpec float64
+	// ValMixEach, when > 0, adds for each validation seed one episode per
+	// pod class the list holds (env.MixClasses), that class's share raised
+	// by replacing each pod with probability ValMixEach (env.MixWorkload):
+	// selection then sees the pod mixes that env.mix_rate trains on.
+	ValMixEach float64
+	// Objective is what validation scores and evolution strategies'
+	// fitness reads from an episode (ObjectiveAlloc100, the default, or
+	// ObjectiveCurve).
+	Objective string
 }
 
 // GPUSummary is what a GPU training run did.
@@ -98,6 +107,9 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 		return sum, err
 	}
 	if err := ec.Validate(); err != nil {
+		return sum, err
+	}
+	if err := checkObjective(opts.Objective); err != nil {
 		return sum, err
 	}
 	switch {
@@ -411,6 +423,15 @@ func valEpisodes(w *sim.GPUWorkload, ec env.GPUConfig, opts GPUOptions) []valEpi
 			}
 		}
 	}
+	if opts.ValMixEach > 0 {
+		for _, seed := range opts.ValSeeds {
+			for c := range env.MixClasses {
+				if mw := env.MixWorkload(w, c, opts.ValMixEach, seed); mw != w {
+					eps = append(eps, valEpisode{mw, seed})
+				}
+			}
+		}
+	}
 	return eps
 }
 
@@ -424,7 +445,7 @@ func validateGPU(ctx context.Context, pol *model.Policy, ec env.GPUConfig, w *si
 		if err != nil {
 			return 0, err
 		}
-		s += alloc100(r.AllocCurve)
+		s += objectiveValue(opts.Objective, r)
 	}
 	return s / float64(len(eps)), nil
 }
@@ -457,7 +478,7 @@ func selectValGPU(ec env.GPUConfig, w *sim.GPUWorkload, opts GPUOptions) (float6
 		if err != nil {
 			return 0, err
 		}
-		s += alloc100(r.AllocCurve)
+		s += objectiveValue(opts.Objective, r)
 	}
 	return s / float64(len(eps)), nil
 }

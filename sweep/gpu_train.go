@@ -52,7 +52,14 @@ type GPUTrainSpec struct {
 		// constraints drawn at this rate, as env.spec_rate draws them in
 		// training (ppo.GPUOptions.ValSpec, env.SpecWorkload).
 		SpecRate float64 `yaml:"spec_rate"`
+		// MixEach, when > 0, adds for each seed an episode per pod class,
+		// that class's share raised by replacing each pod with this
+		// probability (ppo.GPUOptions.ValMixEach, env.MixWorkload).
+		MixEach float64 `yaml:"mix_each"`
 	} `yaml:"validation"`
+	// Objective is what validation and evolution strategies' fitness
+	// score (ppo.GPUOptions.Objective): alloc100 (the default) or curve.
+	Objective string `yaml:"objective"`
 
 	dir string
 }
@@ -109,6 +116,10 @@ func ParseGPUTrainSpec(data []byte) (*GPUTrainSpec, error) {
 		return nil, fmt.Errorf("validation.scarce_each = %v: want 0 (none) or a factor up to 10", s.Validation.ScarceEach)
 	case !(s.Validation.SpecRate >= 0 && s.Validation.SpecRate <= 1):
 		return nil, fmt.Errorf("validation.spec_rate = %v: want 0 (none) to 1", s.Validation.SpecRate)
+	case !(s.Validation.MixEach >= 0 && s.Validation.MixEach <= 1):
+		return nil, fmt.Errorf("validation.mix_each = %v: want 0 (none) to 1", s.Validation.MixEach)
+	case s.Objective != "" && s.Objective != ppo.ObjectiveAlloc100 && s.Objective != ppo.ObjectiveCurve:
+		return nil, fmt.Errorf("objective = %q: want %s or %s", s.Objective, ppo.ObjectiveAlloc100, ppo.ObjectiveCurve)
 	}
 	if err := s.Env.Validate(); err != nil {
 		return nil, fmt.Errorf("env: %w", err)
@@ -142,5 +153,6 @@ func (s *GPUTrainSpec) Workload() (*sim.GPUWorkload, error) {
 
 // Options returns the run's ppo.GPUOptions for the run folder out.
 func (s *GPUTrainSpec) Options(out, resume string) ppo.GPUOptions {
-	return ppo.GPUOptions{Out: out, Resume: resume, ValSeeds: s.Validation.Seeds, ValInflate: s.Validation.Inflate, ValScarce: s.Validation.Scarce, ValScarceEach: s.Validation.ScarceEach, ValSpec: s.Validation.SpecRate}
+	return ppo.GPUOptions{Out: out, Resume: resume, ValSeeds: s.Validation.Seeds, ValInflate: s.Validation.Inflate, ValScarce: s.Validation.Scarce, ValScarceEach: s.Validation.ScarceEach, ValSpec: s.Validation.SpecRate,
+		ValMixEach: s.Validation.MixEach, Objective: s.Objective}
 }

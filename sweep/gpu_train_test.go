@@ -24,6 +24,13 @@ func TestParseGPUTrainSpec(t *testing.T) {
 	if o := sc.Options("out", ""); !o.ValScarce || o.ValScarceEach != 1.2 || o.ValSpec != 0.3 || sc.Env.ScarceRate != 0.5 || !sc.Env.ScarceDraw().Uniform {
 		t.Errorf("scarce spec: options %+v, env %+v; want scarce validation, each model at 1.2, scarce_rate 0.5, a uniform pick", o, sc.Env)
 	}
+	mx, err := ParseGPUTrainSpec([]byte(strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  mix_rate: 0.5\n  mix_max: 0.3\n", 1) + "  mix_each: 0.15\nobjective: curve\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := mx.Options("out", ""); o.ValMixEach != 0.15 || o.Objective != "curve" || mx.Env.MixRate != 0.5 || mx.Env.MixMax != 0.3 {
+		t.Errorf("mix spec: options %+v, env %+v; want mix_each 0.15, objective curve, mix_rate 0.5, mix_max 0.3", o, mx.Env)
+	}
 	es, err := ParseGPUTrainSpec([]byte(ok + "es:\n  generations: 30\n  pairs: 8\n  episodes: 4\n  sigma: 0.05\n  learning_rate: 0.01\n  eval_freq: 10\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +52,9 @@ func TestParseGPUTrainSpec(t *testing.T) {
 		{strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  scarce_pick: largest\n", 1), "scarce_pick"},
 		{ok + "  scarce_each: -1\n", "validation.scarce_each"},
 		{ok + "  spec_rate: 1.5\n", "validation.spec_rate"},
+		{ok + "  mix_each: 2\n", "validation.mix_each"},
+		{ok + "objective: mean\n", "objective"},
+		{strings.Replace(ok, "prior_scale: 5\n", "prior_scale: 5\n  mix_rate: 0.5\n", 1), "mix_max"},
 		{ok + "es:\n  generations: 2\n  pairs: 2\n  episodes: 1\n  sigma: 0\n  learning_rate: 0.1\n", "es.sigma"},
 		{ok + "es:\n  generations: 2\n  pairs: 2\n  episodes: 1\n  sigma: 0.1\n  learning_rate: 0.1\n  eval_freq: 1\n  typo: 3\n", "typo"},
 		{strings.Replace(ok, "seeds: [1001]", "seeds: []", 1) + "es:\n  generations: 2\n  pairs: 2\n  episodes: 1\n  sigma: 0.1\n  learning_rate: 0.1\n  eval_freq: 1\n", "validation.seeds"},

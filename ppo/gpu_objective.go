@@ -1,0 +1,58 @@
+package ppo
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kubesim/kubesim/sim"
+)
+
+// The objectives of GPU training (GPUOptions.Objective): what evolution
+// strategies' fitness and validation read from an episode's allocation
+// curve. PPO's reward is the GPUs each step allocates either way.
+const (
+	// ObjectiveAlloc100 ("" too) is the GPU allocation at 100% arrived
+	// (alloc100), the level issue 27's bar names.
+	ObjectiveAlloc100 = "alloc100"
+	// ObjectiveCurve is the mean of the allocation curve over arrived
+	// CurveFrom-130%: a policy ahead at 100% and behind before it
+	// (docs/gpu.md, "Buying the 100% point") does not score as ahead.
+	ObjectiveCurve = "curve"
+)
+
+// CurveFrom is ObjectiveCurve's first arrived level, in %: below it every
+// policy of FGD's experiment places nearly every pod of the default list.
+const CurveFrom = 50
+
+// checkObjective reports an objective GPUOptions does not know.
+func checkObjective(obj string) error {
+	switch obj {
+	case "", ObjectiveAlloc100, ObjectiveCurve:
+		return nil
+	}
+	return fmt.Errorf("%w: objective %q: want %s or %s", ErrConfig, obj, ObjectiveAlloc100, ObjectiveCurve)
+}
+
+// objectiveValue is obj's score of a run: alloc100 (the end's allocation
+// where the curve has no value near 100%), or the mean of the curve's
+// values over CurveFrom-130% (the end's allocation when it has none).
+func objectiveValue(obj string, r sim.GPUResult) float64 {
+	if obj == ObjectiveCurve {
+		var s float64
+		n := 0
+		for k := CurveFrom; k < len(r.AllocCurve); k++ {
+			if v := r.AllocCurve[k]; !math.IsNaN(v) {
+				s += v
+				n++
+			}
+		}
+		if n == 0 {
+			return r.AllocPct
+		}
+		return s / float64(n)
+	}
+	if v := alloc100(r.AllocCurve); !math.IsNaN(v) {
+		return v
+	}
+	return r.AllocPct
+}

@@ -74,6 +74,9 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 		if gec != ec {
 			return sum, fmt.Errorf("%w: resuming from %s: its environment %+v differs from the config's %+v", ErrConfig, opts.Resume, gec, ec)
 		}
+		if err := checkResumedObjective(opts.Resume, pol.Meta(), opts.Objective); err != nil {
+			return sum, err
+		}
 		if gen, steps, best, err = esResumed(opts.Resume, pol.Meta(), es, metaGPUBest); err != nil {
 			return sum, err
 		}
@@ -86,10 +89,10 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 		return pol.Save(path, map[string]string{
 			agent.MetaGPUEnv: string(ecJSON), metaConfig: string(cfgJSON), metaESConfig: string(esJSON),
 			metaESGenerations: strconv.Itoa(gen), metaSteps: strconv.FormatInt(steps, 10), metaUpdates: strconv.Itoa(gen),
-			metaGPUBest: strconv.FormatFloat(best, 'g', -1, 64),
+			metaGPUBest: strconv.FormatFloat(best, 'g', -1, 64), metaGPUObjective: objectiveName(opts.Objective),
 		})
 	}
-	logs, err := newRunLogs(opts.Out, opts.Resume != "", esHeader, gpuValHeader)
+	logs, err := newRunLogs(opts.Out, opts.Resume != "", esHeader, gpuValHeaderFor(opts.Objective))
 	if err != nil {
 		return sum, err
 	}
@@ -98,7 +101,7 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 	validate := func() error {
 		v, err := val.run(ctx, pol, int64(gen), steps)
 		if err == nil {
-			slog.Info("es validation", "generation", gen, "val_alloc100", v, "select_alloc100", sum.SelectVal)
+			slog.Info("es validation", "generation", gen, "objective", objectiveName(opts.Objective), "val", v, "select", sum.SelectVal)
 		}
 		return err
 	}

@@ -135,6 +135,11 @@ func TestTrainGPUESResume(t *testing.T) {
 	if _, err := TrainGPUES(context.Background(), other, cfg, ec, w, resume); !errors.Is(err, ErrConfig) {
 		t.Fatalf("resume with another sigma: %v, want ErrConfig", err)
 	}
+	curve := resume
+	curve.Objective = ObjectiveCurve
+	if _, err := TrainGPUES(context.Background(), es, cfg, ec, w, curve); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "objective") {
+		t.Fatalf("resume under another objective: %v, want ErrConfig naming the objective", err)
+	}
 	sum, err := TrainGPUES(context.Background(), es, cfg, ec, w, resume)
 	if err != nil {
 		t.Fatal(err)

@@ -56,3 +56,39 @@ func objectiveValue(obj string, r sim.GPUResult) float64 {
 	}
 	return r.AllocPct
 }
+
+// metaGPUObjective is the checkpoint metadata key of a GPU run's
+// objective (objectiveName); a checkpoint without it is alloc100's.
+const metaGPUObjective = "ppo/objective"
+
+// objectiveName is obj with "" spelled out.
+func objectiveName(obj string) string {
+	if obj == "" {
+		return ObjectiveAlloc100
+	}
+	return obj
+}
+
+// checkResumedObjective refuses to resume a run under another objective
+// than its checkpoint's: the best score so far, and so best.ckpt, would
+// compare scores of two kinds.
+func checkResumedObjective(path string, meta map[string]string, obj string) error {
+	was := ObjectiveAlloc100
+	if v, ok := meta[metaGPUObjective]; ok {
+		was = v
+	}
+	if was != objectiveName(obj) {
+		return fmt.Errorf("%w: resuming from %s: it was trained with objective %s, the config asks for %s", ErrConfig, path, was, objectiveName(obj))
+	}
+	return nil
+}
+
+// gpuValHeaderFor is validation.csv's header in a GPU run of objective
+// obj: the score columns say what they hold (val_alloc100 and
+// select_alloc100, or val_curve and select_curve).
+func gpuValHeaderFor(obj string) []string {
+	if obj == ObjectiveCurve {
+		return []string{"update", "steps", "val_curve", "select_curve"}
+	}
+	return gpuValHeader
+}

@@ -1,7 +1,9 @@
 package ppo
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/kubesim/kubesim/env"
@@ -70,5 +72,27 @@ func TestValEpisodesMix(t *testing.T) {
 		if ep.w == w {
 			t.Fatal("a mix episode is the list as it is")
 		}
+	}
+}
+
+// TestResumedObjective: a checkpoint without the key is alloc100's; a
+// resume under another objective is refused, naming both; the validation
+// header names what its columns hold.
+func TestResumedObjective(t *testing.T) {
+	if err := checkResumedObjective("old.ckpt", map[string]string{}, ""); err != nil {
+		t.Errorf("an old checkpoint under the default objective: %v", err)
+	}
+	err := checkResumedObjective("old.ckpt", map[string]string{}, ObjectiveCurve)
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "alloc100") || !strings.Contains(err.Error(), "curve") {
+		t.Errorf("an old checkpoint under curve: %v; want ErrConfig naming both objectives", err)
+	}
+	if err := checkResumedObjective("c.ckpt", map[string]string{metaGPUObjective: ObjectiveCurve}, ObjectiveCurve); err != nil {
+		t.Errorf("the same objective: %v", err)
+	}
+	if h := gpuValHeaderFor(ObjectiveCurve); h[2] != "val_curve" || h[3] != "select_curve" {
+		t.Errorf("curve header %v", h)
+	}
+	if h := gpuValHeaderFor(""); h[2] != "val_alloc100" {
+		t.Errorf("default header %v", h)
 	}
 }

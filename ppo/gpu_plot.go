@@ -13,8 +13,9 @@ const GPUCurvePNG = CurvePNG
 // progress.csv and validation.csv of its folder dir into dir's
 // learning_curve.png: the training episodes' GPU allocation at their end
 // (ep_alloc_pct_mean, on subclusters), the greedy policy's allocation at
-// 100% arrived on the validation seeds (val_alloc100) and the selection
-// policy's on the same arrivals (select_alloc100), against environment
+// 100% arrived on the validation seeds (val_alloc100; val_curve, the mean
+// over 50-130% arrived, under ObjectiveCurve) and the selection policy's
+// on the same arrivals (select_alloc100 or select_curve), against environment
 // steps. A run without validation draws the training line alone.
 func PlotGPULearningCurve(dir, title string) error {
 	return plotRunCurves(dir, title, "GPU allocation, %", []column{
@@ -22,6 +23,8 @@ func PlotGPULearningCurve(dir, title string) error {
 	}, []column{
 		{key: "val_alloc100", label: "validation at 100% arrived (val_alloc100)", color: evalColor, points: true},
 		{key: "select_alloc100", label: "selection policy (select_alloc100)", color: selectColor},
+		{key: "val_curve", label: "validation, mean over 50-130% arrived (val_curve)", color: evalColor, points: true},
+		{key: "select_curve", label: "selection policy (select_curve)", color: selectColor},
 	})
 }
 

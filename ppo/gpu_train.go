@@ -70,9 +70,9 @@ type GPUOptions struct {
 // GPUSummary is what a GPU training run did.
 type GPUSummary struct {
 	Steps, Updates int64
-	// BestVal is best.ckpt's mean allocation at 100% arrived over the
-	// validation seeds (NaN without validation; alloc100 where a small
-	// cluster has no sample at 100%); SelectVal the same for
+	// BestVal is best.ckpt's mean validation score (GPUOptions.Objective:
+	// by default the allocation at 100% arrived) over the validation
+	// episodes (NaN without validation); SelectVal the same for
 	// the environment's GPU-selection policy (env.GPUConfig.Select, FGD by
 	// default) on the same arrivals.
 	BestVal, SelectVal float64
@@ -154,6 +154,9 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 			return sum, fmt.Errorf("%w: resuming from %s: its environment %+v differs from the config's %+v", ErrConfig, opts.Resume, gec, ec)
 		}
 		meta := pol.Meta()
+		if err := checkResumedObjective(opts.Resume, meta, opts.Objective); err != nil {
+			return sum, err
+		}
 		if steps, err = strconv.ParseInt(meta[metaSteps], 10, 64); err != nil {
 			return sum, fmt.Errorf("resuming from %s: bad %s: %w", opts.Resume, metaSteps, err)
 		}
@@ -175,10 +178,10 @@ func TrainGPU(ctx context.Context, cfg Config, ec env.GPUConfig, w *sim.GPUWorkl
 		return pol.Save(path, map[string]string{
 			agent.MetaGPUEnv: string(ecJSON), metaConfig: string(cfgJSON),
 			metaSteps: strconv.FormatInt(steps, 10), metaUpdates: strconv.FormatInt(done, 10),
-			metaGPUBest: strconv.FormatFloat(best, 'g', -1, 64),
+			metaGPUBest: strconv.FormatFloat(best, 'g', -1, 64), metaGPUObjective: objectiveName(opts.Objective),
 		})
 	}
-	logs, err := newRunLogs(opts.Out, opts.Resume != "", ppoGPUHeader, gpuValHeader)
+	logs, err := newRunLogs(opts.Out, opts.Resume != "", ppoGPUHeader, gpuValHeaderFor(opts.Objective))
 	if err != nil {
 		return sum, err
 	}

@@ -12,6 +12,17 @@ import (
 	"github.com/kubesim/kubesim/sim"
 )
 
+// guardSetup is the guard tests' workload (30 nodes of the default list), a
+// random policy without a prior and the default environment.
+func guardSetup(t *testing.T) (*sim.GPUWorkload, *model.Policy, env.GPUConfig) {
+	t.Helper()
+	pol, err := model.New(model.Config{NodeFeatures: env.GPUNodeFeatures, PodFeatures: env.GPUPodFeatures, Hidden: 16, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return smallOpenb(t), pol, env.DefaultGPUConfig()
+}
+
 // TestEvaluateGPUGuardPinned: a random policy (no prior) under the pinned
 // guard is the policy itself, bit for bit, on a list without gpu_spec, and
 // FGD itself, bit for bit, on a list whose every pod is a GPU pod pinned
@@ -19,12 +30,7 @@ import (
 // guard is an error.
 func TestEvaluateGPUGuardPinned(t *testing.T) {
 	ctx := context.Background()
-	w := smallOpenb(t)
-	pol, err := model.New(model.Config{NodeFeatures: env.GPUNodeFeatures, PodFeatures: env.GPUPodFeatures, Hidden: 16, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := env.DefaultGPUConfig()
+	w, pol, ec := guardSetup(t)
 	plain, err := EvaluateGPU(ctx, pol, ec, w, 1.3, 5, "ppo")
 	if err != nil {
 		t.Fatal(err)
@@ -100,12 +106,7 @@ func runFGD(w *sim.GPUWorkload, seed uint64) (sim.GPUResult, error) {
 // guard's), where the unguarded random policy is not FGD.
 func TestEvaluateGPUGuardCPU(t *testing.T) {
 	ctx := context.Background()
-	w := smallOpenb(t)
-	pol, err := model.New(model.Config{NodeFeatures: env.GPUNodeFeatures, PodFeatures: env.GPUPodFeatures, Hidden: 16, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ec := env.DefaultGPUConfig()
+	w, pol, ec := guardSetup(t)
 	gpuOnly, cpuOnly := *w, *w
 	gpuOnly.Pods, cpuOnly.Pods = nil, nil
 	for _, p := range w.Pods {

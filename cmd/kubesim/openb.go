@@ -248,8 +248,12 @@ func runTrainGPU(cmd *cobra.Command, config, out, resume string, steps int64, fo
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), what+" in %s; best validation allocation at 100%% %.2f (%s: %.2f); outputs in %s\n",
-		sum.Steps, sum.Updates, sum.Elapsed.Round(1e9), sum.BestVal, spec.Env.Select, sum.SelectVal, out)
+	score := "allocation at 100% arrived"
+	if spec.Objective == ppo.ObjectiveCurve {
+		score = "mean allocation over 50-130% arrived"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), what+" in %s; best validation %s %.2f (%s: %.2f); outputs in %s\n",
+		sum.Steps, sum.Updates, sum.Elapsed.Round(1e9), score, sum.BestVal, spec.Env.Select, sum.SelectVal, out)
 	if sum.Interrupted {
 		return fmt.Errorf("training interrupted: %w (continue with --resume %s)", context.Canceled, filepath.Join(out, ppo.LastCheckpoint))
 	}

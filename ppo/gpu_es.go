@@ -255,5 +255,8 @@ func (l *runLogs) esProgress(gen int, steps int64, el time.Duration, fit []float
 		fmtG(slices.Max(fit)), fmtG(meanOf(fit)), fmtG(centre), fmtG(base), fmtG(centre-base), fmtG(es.LearningRate))
 }
 
-// esHeader is progress.csv's header in an ES run.
+// esHeader is progress.csv's header in an ES run. Its fitness columns
+// (ep_return_mean, ep_alloc_pct_mean, centre_alloc, select_alloc) hold
+// the run's objective: under ObjectiveCurve the curve's mean over
+// CurveFrom-130% arrived, not an allocation at one level.
 var esHeader = []string{"update", "steps", "seconds", "episodes", "ep_return_mean", "ep_alloc_pct_mean", "centre_alloc", "select_alloc", "centre_minus_select", "learning_rate"}

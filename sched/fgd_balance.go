@@ -94,8 +94,8 @@ type fgdTiers struct {
 
 // GPUScoresOnScale reports whether the named GPU policy's scores lie on
 // kube-scheduler's 0..100 scale, as callers that normalise score values
-// (env's prior) need: every policy but fgd-tiers.
-func GPUScoresOnScale(name string) bool { return name != NameFGDTiers }
+// (env's prior) need: every policy but fgd-tiers and fgd-guard.
+func GPUScoresOnScale(name string) bool { return name != NameFGDTiers && name != NameFGDGuard }
 
 func (b *fgdTiers) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	s := b.fgd.score(c, i, p)

@@ -38,12 +38,14 @@ var gpuRegistry = [...]struct {
 	{NameKubeDefault, func(uint64) gpuScorer { return gpuKubeDefault{} }},
 	{NameFGDBalance, func(uint64) gpuScorer { return &fgdBalance{} }},
 	{NameFGDTiers, func(uint64) gpuScorer { return &fgdTiers{} }},
+	{NameFGDGuard, func(uint64) gpuScorer { return &fgdGuard{} }},
 }
 
 // GPUNames returns the names NewGPU accepts, in the paper's order
 // (random, dot-product, gpu-clustering, gpu-packing, best-fit, fgd), then
-// kube-default, fgd-balance (FGD with a CPU-balance term) and fgd-tiers
-// (FGD's score in tiers, the balance within a tier).
+// kube-default, fgd-balance (FGD with a CPU-balance term), fgd-tiers
+// (FGD's score in tiers, the balance within a tier) and fgd-guard
+// (fgd-tiers that keeps scarce fits).
 func GPUNames() []string {
 	names := make([]string, len(gpuRegistry))
 	for i, e := range gpuRegistry {

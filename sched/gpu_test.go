@@ -222,7 +222,7 @@ func TestNewGPUUnknown(t *testing.T) {
 	if _, err := NewGPU("tetris", 1); !errors.Is(err, ErrUnknownScheduler) {
 		t.Errorf("NewGPU(tetris) = %v; want ErrUnknownScheduler", err)
 	}
-	want := []string{"random", "dot-product", "gpu-clustering", "gpu-packing", "best-fit", "fgd", "kube-default", "fgd-balance", "fgd-tiers"}
+	want := []string{"random", "dot-product", "gpu-clustering", "gpu-packing", "best-fit", "fgd", "kube-default", "fgd-balance", "fgd-tiers", "fgd-guard"}
 	if got := GPUNames(); !slices.Equal(got, want) {
 		t.Errorf("GPUNames = %v; want %v", got, want)
 	}

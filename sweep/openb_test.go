@@ -18,7 +18,7 @@ func TestParseOpenbSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Inflate != 1.3 || s.Nodes != "openb_node_list_gpu_node.csv" || len(s.Schedulers) != 9 {
+	if s.Inflate != 1.3 || s.Nodes != "openb_node_list_gpu_node.csv" || len(s.Schedulers) != 10 {
 		t.Errorf("defaults: inflate %v nodes %q schedulers %v", s.Inflate, s.Nodes, s.Schedulers)
 	}
 	if !IsOpenbSpec([]byte(ok)) || IsOpenbSpec([]byte("name: t\n")) {

@@ -210,14 +210,21 @@ func TestGPUActorRowCacheBitIdentical(t *testing.T) {
 }
 
 // TestEvaluateGPUOrderPrior: with prior_order, a zero correction over a
-// policy whose scores are not on the 0..100 scale (fgd-tiers) is that
-// policy's run bit for bit; the value prior refuses it.
+// policy whose scores are not on the 0..100 scale (fgd-tiers, fgd-guard)
+// is that policy's run bit for bit; the value prior refuses it.
+// 80 nodes: the first where fgd-guard and fgd-tiers part (on seed 7).
 func TestEvaluateGPUOrderPrior(t *testing.T) {
-	w := smallOpenb(t)
+	w := openbtest.Default(t, 80)
+	for _, name := range []string{sched.NameFGDTiers, sched.NameFGDGuard} {
+		t.Run(name, func(t *testing.T) { checkOrderPrior(t, w, name) })
+	}
+}
+
+func checkOrderPrior(t *testing.T, w *sim.GPUWorkload, name string) {
 	ec := env.DefaultGPUConfig()
-	ec.Prior, ec.PriorScale, ec.PriorPending = sched.NameFGDTiers, 5, -10
+	ec.Prior, ec.Select, ec.PriorScale, ec.PriorPending = name, name, 5, -10
 	if _, err := env.NewGPUEnv(ec, w); err == nil || !strings.Contains(err.Error(), "prior_order") {
-		t.Fatalf("fgd-tiers as a value prior: %v; want an error naming prior_order", err)
+		t.Fatalf("%s as a value prior: %v; want an error naming prior_order", name, err)
 	}
 	ec.PriorOrder = true
 	pol, gotEC := zeroGPUCheckpoint(t, ec)
@@ -229,7 +236,7 @@ func TestEvaluateGPUOrderPrior(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := sched.NewGPU(sched.NameFGDTiers, seed)
+		s, err := sched.NewGPU(name, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,10 +247,17 @@ func TestEvaluateGPUOrderPrior(t *testing.T) {
 		f, _ := sched.NewGPU(sched.NameFGD, seed)
 		fgd, _ := sim.RunGPU(w, f, sim.GPURunConfig{Inflate: 1.3, Seed: seed})
 		if got.Placed != want.Placed || math.Float64bits(got.AllocPct) != math.Float64bits(want.AllocPct) {
-			t.Errorf("seed %d: the zero correction placed %d (%.4f%%), fgd-tiers %d (%.4f%%), fgd %d", seed, got.Placed, got.AllocPct, want.Placed, want.AllocPct, fgd.Placed)
+			t.Errorf("seed %d: the zero correction placed %d (%.4f%%), %s %d (%.4f%%), fgd %d", seed, got.Placed, got.AllocPct, name, want.Placed, want.AllocPct, fgd.Placed)
 		}
 		if seed == 7 && want.Placed == fgd.Placed && want.AllocPct == fgd.AllocPct {
-			t.Error("fgd-tiers placed as FGD on this workload: the comparison cannot tell them apart")
+			t.Errorf("%s placed as FGD on this workload: the comparison cannot tell them apart", name)
+		}
+		if seed == 7 && name == sched.NameFGDGuard {
+			ti, _ := sched.NewGPU(sched.NameFGDTiers, seed)
+			tiers, _ := sim.RunGPU(w, ti, sim.GPURunConfig{Inflate: 1.3, Seed: seed})
+			if tiers.AllocPct == want.AllocPct {
+				t.Error("fgd-guard placed as fgd-tiers on this workload: the comparison cannot tell them apart")
+			}
 		}
 	}
 }

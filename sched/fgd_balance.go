@@ -62,15 +62,22 @@ func stranded(cpu, gpu int64, r float64) float64 {
 	return math.Max(0, float64(gpu)-float64(cpu)/r)
 }
 
+// strandedChange is the change in milli-GPU stranded by CPU on node i if
+// p went there (after minus before); 0 while no ratio is known.
+func (b *fgdBalance) strandedChange(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) float64 {
+	if b.ratio == 0 {
+		return 0
+	}
+	n := &c.Nodes[i]
+	return stranded(n.CPUFree()-p.CPU, n.GPU.TotalFree()-p.GPU.Total(), b.ratio) - stranded(n.CPUFree(), n.GPU.TotalFree(), b.ratio)
+}
+
 func (b *fgdBalance) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	s := b.fgd.score(c, i, p)
 	if b.ratio == 0 {
 		return s
 	}
-	n := &c.Nodes[i]
-	before := stranded(n.CPUFree(), n.GPU.TotalFree(), b.ratio)
-	after := stranded(n.CPUFree()-p.CPU, n.GPU.TotalFree()-p.GPU.Total(), b.ratio)
-	return max(0, s-int64(math.Round(BalanceWeight*(after-before)/sim.GPUMilli)))
+	return max(0, s-int64(math.Round(BalanceWeight*b.strandedChange(c, i, p)/sim.GPUMilli)))
 }
 
 // NameFGDTiers is FGD's score in tiers, the CPU balance within a tier (not
@@ -99,10 +106,5 @@ func GPUScoresOnScale(name string) bool { return name != NameFGDTiers && name !=
 
 func (b *fgdTiers) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	s := b.fgd.score(c, i, p)
-	var d float64
-	if b.ratio != 0 {
-		n := &c.Nodes[i]
-		d = stranded(n.CPUFree()-p.CPU, n.GPU.TotalFree()-p.GPU.Total(), b.ratio) - stranded(n.CPUFree(), n.GPU.TotalFree(), b.ratio)
-	}
-	return (s/TierWidth)<<20 + 1<<19 - int64(math.Round(d))
+	return (s/TierWidth)<<20 + 1<<19 - int64(math.Round(b.strandedChange(c, i, p)))
 }

@@ -77,11 +77,6 @@ func (g *fgdGuard) scarceLoss(c *sim.GPUCluster, i int, p *sim.GPUPodSpec, m sim
 
 func (g *fgdGuard) score(c *sim.GPUCluster, i int, p *sim.GPUPodSpec) int64 {
 	s := g.fgd.score(c, i, p)
-	var d float64
-	if g.ratio != 0 {
-		n := &c.Nodes[i]
-		d = stranded(n.CPUFree()-p.CPU, n.GPU.TotalFree()-p.GPU.Total(), g.ratio) - stranded(n.CPUFree(), n.GPU.TotalFree(), g.ratio)
-	}
 	loss := min(int64(math.Round(g.scarceLoss(c, i, p, g.fgd.gpus(c, i, p))*(1<<12))), 1<<19)
-	return (s/TierWidth)<<40 + (1<<19-loss)<<20 + 1<<19 - int64(math.Round(d))
+	return (s/TierWidth)<<40 + (1<<19-loss)<<20 + 1<<19 - int64(math.Round(g.strandedChange(c, i, p)))
 }

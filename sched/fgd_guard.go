@@ -29,26 +29,77 @@ const GuardScarce = 0.10
 // and not on FGD's 0..100 scale.
 type fgdGuard struct {
 	fgdTiers
-	fits []int // per type of c.Types: the nodes it fits, this decision
-	n    int   // nodes of the cluster fits is for
+	fits   []int // per type of c.Types: the nodes it fits, this decision
+	n      int   // nodes of the cluster fits is for
+	scarce []int // the types scarce this decision, in index order
+
+	// The fit cache: fits is kept up to date by recounting only the nodes
+	// whose free CPU or GPUs changed since the last decision (one per
+	// placement), not every node against every type (most of fgd-guard's
+	// time before it). Whether a type fits depends on those two values
+	// alone, so a node's cached fits are right for any node in that state.
+	types *sim.TypeShare // &c.Types[0] of the cluster the cache counts
+	cpu   []int64        // per node, the free CPU its fits were counted at
+	gpu   []sim.GPUs     // and its GPUs then
+	mask  []uint64       // per node, words bits: the types it fits
+	words int
 }
 
 func (g *fgdGuard) prepare(c *sim.GPUCluster, pod int, p *sim.GPUPodSpec) {
 	g.fgdTiers.prepare(c, pod, p)
-	if cap(g.fits) < len(c.Types) {
-		g.fits = make([]int, len(c.Types))
-	}
-	g.fits = g.fits[:len(c.Types)]
-	clear(g.fits)
 	g.n = len(c.Nodes)
+	g.scarce = g.scarce[:0]
+	if len(c.Types) == 0 {
+		g.fits, g.types = g.fits[:0], nil
+		return
+	}
+	if g.types != &c.Types[0] || len(g.fits) != len(c.Types) || len(g.cpu) != len(c.Nodes) {
+		g.reset(c)
+	}
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
-		for k := range c.Types {
-			if fitsType(n.CPUFree(), &n.GPU, &c.Types[k]) {
-				g.fits[k]++
-			}
+		if cpu := n.CPUFree(); cpu != g.cpu[i] || n.GPU != g.gpu[i] {
+			g.recount(c, i, cpu)
 		}
 	}
+	for k, f := range g.fits {
+		if f > 0 && float64(f) < GuardScarce*float64(g.n) {
+			g.scarce = append(g.scarce, k)
+		}
+	}
+}
+
+// reset empties the fit cache for cluster c: every node counts as fitting
+// nothing at a free CPU no node has, so the next pass recounts them all.
+func (g *fgdGuard) reset(c *sim.GPUCluster) {
+	g.types = &c.Types[0]
+	g.fits = append(g.fits[:0], make([]int, len(c.Types))...)
+	g.words = (len(c.Types) + 63) / 64
+	g.cpu = append(g.cpu[:0], make([]int64, len(c.Nodes))...)
+	for i := range g.cpu {
+		g.cpu[i] = math.MinInt64
+	}
+	g.gpu = append(g.gpu[:0], make([]sim.GPUs, len(c.Nodes))...)
+	g.mask = append(g.mask[:0], make([]uint64, len(c.Nodes)*g.words)...)
+}
+
+// recount updates fits for node i, whose free CPU is now cpu.
+func (g *fgdGuard) recount(c *sim.GPUCluster, i int, cpu int64) {
+	n := &c.Nodes[i]
+	m := g.mask[i*g.words : (i+1)*g.words]
+	for k := range c.Types {
+		w, b := k/64, uint64(1)<<(k%64)
+		was, now := m[w]&b != 0, fitsType(cpu, &n.GPU, &c.Types[k])
+		switch {
+		case now && !was:
+			g.fits[k]++
+			m[w] |= b
+		case was && !now:
+			g.fits[k]--
+			m[w] &^= b
+		}
+	}
+	g.cpu[i], g.gpu[i] = cpu, n.GPU
 }
 
 // fitsType reports whether type t fits a node of free CPU cpu and GPUs g.
@@ -65,11 +116,9 @@ func (g *fgdGuard) scarceLoss(c *sim.GPUCluster, i int, p *sim.GPUPodSpec, m sim
 	}
 	cpu, cpuAfter := n.CPUFree(), n.CPUFree()-p.CPU
 	var loss float64
-	for k := range c.Types {
-		t := &c.Types[k]
-		if f := g.fits[k]; f > 0 && float64(f) < GuardScarce*float64(g.n) &&
-			fitsType(cpu, &n.GPU, t) && !fitsType(cpuAfter, &after, t) {
-			loss += 1 / float64(f)
+	for _, k := range g.scarce {
+		if t := &c.Types[k]; fitsType(cpu, &n.GPU, t) && !fitsType(cpuAfter, &after, t) {
+			loss += 1 / float64(g.fits[k])
 		}
 	}
 	return loss

@@ -1,8 +1,10 @@
 package sched
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/kubesim/kubesim/internal/openbtest"
 	"github.com/kubesim/kubesim/sim"
 )
 
@@ -65,4 +67,72 @@ func TestFGDGuardKeepsScarceFit(t *testing.T) {
 	if l := g.scarceLoss(c, 1, pod, 0); l != 0 {
 		t.Errorf("loss on n1 = %v, want 0", l)
 	}
+}
+
+// naiveFits counts, for every type of c.Types, the nodes it fits, and
+// lists the scarce types: what fgdGuard's cache must equal.
+func naiveFits(c *sim.GPUCluster) (fits []int, scarce []int) {
+	fits = make([]int, len(c.Types))
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		for k := range c.Types {
+			if fitsType(n.CPUFree(), &n.GPU, &c.Types[k]) {
+				fits[k]++
+			}
+		}
+	}
+	for k, f := range fits {
+		if f > 0 && float64(f) < GuardScarce*float64(len(c.Nodes)) {
+			scarce = append(scarce, k)
+		}
+	}
+	return fits, scarce
+}
+
+// TestFGDGuardFitCache: through runs of the default list, fgd-guard's
+// incrementally kept fit counts and scarce types equal a count of every
+// node against every type at every decision. One scheduler serves three
+// runs in turn on copies of one cluster, which share its pod types as
+// sim.RunGPUOrder's do: the first 40% of a run on 120 nodes (stopped while
+// the nodes still fit many types), a run on the first 80 of them (another
+// size: the cache starts again) and a run on all 120 on other arrivals
+// (only the nodes whose state differs are recounted).
+func TestFGDGuardFitCache(t *testing.T) {
+	w := openbtest.Default(t, 120)
+	_, rank := sim.GPUArrivals(w, 1.3, 1)
+	base := sim.NewGPUCluster(w, rank)
+	g := &fgdGuard{}
+	s, err := NewGPU(NameFGDGuard, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checked, scarce int
+	for _, run := range []struct {
+		nodes int
+		seed  uint64
+		part  float64
+	}{{120, 1, 0.4}, {80, 2, 1}, {120, 3, 1}} {
+		order, _ := sim.GPUArrivals(w, 1.3, run.seed)
+		c := *base
+		c.Nodes = append([]sim.GPUNode(nil), base.Nodes[:run.nodes]...)
+		c.Rank = base.Rank[:run.nodes]
+		for _, k := range order[:int(run.part*float64(len(order)))] {
+			p := &w.Pods[k]
+			g.prepare(&c, int(k), p)
+			wantFits, wantScarce := naiveFits(&c)
+			if !slices.Equal(g.fits, wantFits) || !slices.Equal(g.scarce, wantScarce) {
+				t.Fatalf("%d nodes, seed %d, decision %d: fits %v scarce %v; counted %v %v", run.nodes, run.seed, checked, g.fits, g.scarce, wantFits, wantScarce)
+			}
+			checked++
+			scarce += len(wantScarce)
+			// place as fgd-guard does, so that the states move as in its run
+			if i, m := s.Schedule(&c, int(k), p); i >= 0 {
+				c.Place(i, p, m)
+			}
+		}
+	}
+	if scarce == 0 {
+		t.Fatal("no type was ever scarce: the check cannot tell a wrong scarce list")
+	}
+	t.Logf("%d decisions checked, %d scarce types seen", checked, scarce)
 }

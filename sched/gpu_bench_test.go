@@ -32,7 +32,7 @@ func BenchmarkGPUDecisions(b *testing.B) {
 	}
 	order, rank := sim.GPUArrivals(w, 1.3, 42)
 	base := sim.NewGPUCluster(w, rank)
-	for _, name := range []string{sched.NameFGD, sched.NameBestFit, sched.NameRandom} {
+	for _, name := range []string{sched.NameFGD, sched.NameFGDTiers, sched.NameFGDGuard, sched.NameBestFit, sched.NameRandom} {
 		b.Run(name+"/nodes=1523", func(b *testing.B) {
 			b.ReportAllocs()
 			s, err := sched.NewGPU(name, 42)

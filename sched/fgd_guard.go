@@ -30,62 +30,56 @@ const GuardScarce = 0.10
 type fgdGuard struct {
 	fgdTiers
 	fits   []int // per type of c.Types: the nodes it fits, this decision
-	n      int   // nodes of the cluster fits is for
 	scarce []int // the types scarce this decision, in index order
 
-	// The fit cache: fits is kept up to date by recounting only the nodes
-	// whose free CPU or GPUs changed since the last decision (one per
-	// placement), not every node against every type (most of fgd-guard's
-	// time before it). Whether a type fits depends on those two values
-	// alone, so a node's cached fits are right for any node in that state.
-	types *sim.TypeShare // &c.Types[0] of the cluster the cache counts
-	cpu   []int64        // per node, the free CPU its fits were counted at
-	gpu   []sim.GPUs     // and its GPUs then
+	// The fit cache, kept as fgd's score cache is (sim.GPUNode.Gen): fits
+	// is updated by recounting only the nodes that changed since the last
+	// decision (one per placement), not every node against every type
+	// (most of fgd-guard's time before it). A new cluster (a new nodes
+	// slice) or other pod types start it again.
+	nodes *sim.GPUNode   // &c.Nodes[0] of the cluster the cache counts
+	types *sim.TypeShare // and &c.Types[0]
+	gen   []uint32       // per node: the Gen+1 its fits were counted at (0: none)
 	mask  []uint64       // per node, words bits: the types it fits
 	words int
 }
 
 func (g *fgdGuard) prepare(c *sim.GPUCluster, pod int, p *sim.GPUPodSpec) {
 	g.fgdTiers.prepare(c, pod, p)
-	g.n = len(c.Nodes)
 	g.scarce = g.scarce[:0]
-	if len(c.Types) == 0 {
-		g.fits, g.types = g.fits[:0], nil
+	if len(c.Types) == 0 || len(c.Nodes) == 0 {
+		g.fits, g.nodes, g.types = g.fits[:0], nil, nil
 		return
 	}
-	if g.types != &c.Types[0] || len(g.fits) != len(c.Types) || len(g.cpu) != len(c.Nodes) {
+	if g.nodes != &c.Nodes[0] || g.types != &c.Types[0] || len(g.gen) != len(c.Nodes) || len(g.fits) != len(c.Types) {
 		g.reset(c)
 	}
 	for i := range c.Nodes {
-		n := &c.Nodes[i]
-		if cpu := n.CPUFree(); cpu != g.cpu[i] || n.GPU != g.gpu[i] {
-			g.recount(c, i, cpu)
+		if stamp := c.Nodes[i].Gen + 1; g.gen[i] != stamp {
+			g.recount(c, i)
+			g.gen[i] = stamp
 		}
 	}
 	for k, f := range g.fits {
-		if f > 0 && float64(f) < GuardScarce*float64(g.n) {
+		if f > 0 && float64(f) < GuardScarce*float64(len(c.Nodes)) {
 			g.scarce = append(g.scarce, k)
 		}
 	}
 }
 
-// reset empties the fit cache for cluster c: every node counts as fitting
-// nothing at a free CPU no node has, so the next pass recounts them all.
+// reset empties the fit cache for cluster c: no node counted, no type fit.
 func (g *fgdGuard) reset(c *sim.GPUCluster) {
-	g.types = &c.Types[0]
+	g.nodes, g.types = &c.Nodes[0], &c.Types[0]
 	g.fits = append(g.fits[:0], make([]int, len(c.Types))...)
 	g.words = (len(c.Types) + 63) / 64
-	g.cpu = append(g.cpu[:0], make([]int64, len(c.Nodes))...)
-	for i := range g.cpu {
-		g.cpu[i] = math.MinInt64
-	}
-	g.gpu = append(g.gpu[:0], make([]sim.GPUs, len(c.Nodes))...)
+	g.gen = append(g.gen[:0], make([]uint32, len(c.Nodes))...)
 	g.mask = append(g.mask[:0], make([]uint64, len(c.Nodes)*g.words)...)
 }
 
-// recount updates fits for node i, whose free CPU is now cpu.
-func (g *fgdGuard) recount(c *sim.GPUCluster, i int, cpu int64) {
+// recount updates fits for node i's current state.
+func (g *fgdGuard) recount(c *sim.GPUCluster, i int) {
 	n := &c.Nodes[i]
+	cpu := n.CPUFree()
 	m := g.mask[i*g.words : (i+1)*g.words]
 	for k := range c.Types {
 		w, b := k/64, uint64(1)<<(k%64)
@@ -99,7 +93,6 @@ func (g *fgdGuard) recount(c *sim.GPUCluster, i int, cpu int64) {
 			m[w] &^= b
 		}
 	}
-	g.cpu[i], g.gpu[i] = cpu, n.GPU
 }
 
 // fitsType reports whether type t fits a node of free CPU cpu and GPUs g.

@@ -93,10 +93,9 @@ func naiveFits(c *sim.GPUCluster) (fits []int, scarce []int) {
 // incrementally kept fit counts and scarce types equal a count of every
 // node against every type at every decision. One scheduler serves three
 // runs in turn on copies of one cluster, which share its pod types as
-// sim.RunGPUOrder's do: the first 40% of a run on 120 nodes (stopped while
-// the nodes still fit many types), a run on the first 80 of them (another
-// size: the cache starts again) and a run on all 120 on other arrivals
-// (only the nodes whose state differs are recounted).
+// sim.RunGPUOrder's do: a run on 120 nodes, the first 40% of another on
+// them (stopped while the nodes still fit many types) and a run on the
+// first 80, which must not count the other 40 nodes' last fits.
 func TestFGDGuardFitCache(t *testing.T) {
 	w := openbtest.Default(t, 120)
 	_, rank := sim.GPUArrivals(w, 1.3, 1)
@@ -111,7 +110,7 @@ func TestFGDGuardFitCache(t *testing.T) {
 		nodes int
 		seed  uint64
 		part  float64
-	}{{120, 1, 0.4}, {80, 2, 1}, {120, 3, 1}} {
+	}{{120, 3, 1}, {120, 1, 0.4}, {80, 2, 1}} {
 		order, _ := sim.GPUArrivals(w, 1.3, run.seed)
 		c := *base
 		c.Nodes = append([]sim.GPUNode(nil), base.Nodes[:run.nodes]...)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"sync"
-	"sync/atomic"
 
 	"github.com/apache/arrow/go/v15/arrow"
 	"github.com/apache/arrow/go/v15/arrow/array"
@@ -23,101 +21,6 @@ import (
 // is errUnsupported, and the caller falls back to the generic reader.
 
 var errUnsupported = errors.New("arrow stream layout not handled by the fast reader")
-
-// fbTable is a flatbuffers table in buf, read with bounds checks.
-type fbTable struct {
-	buf        []byte
-	pos, vt    int
-	vtableSize int
-}
-
-func u16(b []byte, p int) int    { return int(binary.LittleEndian.Uint16(b[p:])) }
-func u32(b []byte, p int) uint32 { return binary.LittleEndian.Uint32(b[p:]) }
-
-var errFlatbuffer = errors.New("corrupt message metadata")
-
-func fbTableAt(buf []byte, pos int) (fbTable, error) {
-	if pos < 0 || pos > len(buf)-4 {
-		return fbTable{}, errFlatbuffer
-	}
-	vt := pos - int(int32(u32(buf, pos)))
-	if vt < 0 || vt > len(buf)-4 {
-		return fbTable{}, errFlatbuffer
-	}
-	size := u16(buf, vt)
-	if size < 4 || vt+size > len(buf) {
-		return fbTable{}, errFlatbuffer
-	}
-	return fbTable{buf: buf, pos: pos, vt: vt, vtableSize: size}, nil
-}
-
-// field returns the position of field i, or 0 when it is absent.
-func (t fbTable) field(i int) int {
-	o := 4 + 2*i
-	if o+2 > t.vtableSize {
-		return 0
-	}
-	off := u16(t.buf, t.vt+o)
-	if off == 0 {
-		return 0
-	}
-	return t.pos + off
-}
-
-func (t fbTable) int64(i int) (int64, error) {
-	p := t.field(i)
-	if p == 0 {
-		return 0, nil
-	}
-	if p > len(t.buf)-8 {
-		return 0, errFlatbuffer
-	}
-	return int64(binary.LittleEndian.Uint64(t.buf[p:])), nil
-}
-
-func (t fbTable) uint8(i int) (uint8, error) {
-	p := t.field(i)
-	if p == 0 {
-		return 0, nil
-	}
-	if p >= len(t.buf) {
-		return 0, errFlatbuffer
-	}
-	return t.buf[p], nil
-}
-
-// table follows field i's offset to a table; ok is false when it is absent.
-func (t fbTable) table(i int) (fbTable, bool, error) {
-	p := t.field(i)
-	if p == 0 {
-		return fbTable{}, false, nil
-	}
-	if p > len(t.buf)-4 {
-		return fbTable{}, false, errFlatbuffer
-	}
-	tt, err := fbTableAt(t.buf, p+int(u32(t.buf, p)))
-	return tt, err == nil, err
-}
-
-// structs returns the bytes of field i's vector of fixed-size structs.
-func (t fbTable) structs(i, size int) ([]byte, error) {
-	p := t.field(i)
-	if p == 0 {
-		return nil, nil
-	}
-	if p > len(t.buf)-4 {
-		return nil, errFlatbuffer
-	}
-	v := p + int(u32(t.buf, p))
-	if v < 0 || v > len(t.buf)-4 {
-		return nil, errFlatbuffer
-	}
-	n := int(u32(t.buf, v))
-	if n < 0 || n > (len(t.buf)-v-4)/size {
-		return nil, errFlatbuffer
-	}
-	return t.buf[v+4 : v+4+n*size], nil
-}
 
 // Message header types of the Arrow IPC format.
 const (
@@ -445,96 +348,6 @@ func (s *fastStream) run(keep func(k int) bool, workers int, fn func(w, k int, r
 			return batches, rows, fmt.Errorf("unexpected message type %d", kind)
 		}
 	}
-}
-
-// batchPool runs a scan's calls on record batches on several goroutines.
-type batchPool struct {
-	work   chan pooledBatch
-	wg     sync.WaitGroup
-	failed atomic.Bool
-	mu     sync.Mutex
-	errK   int // batch of err
-	err    error
-}
-
-type pooledBatch struct {
-	k   int
-	rec arrow.Record
-}
-
-func newBatchPool(workers int, fn func(w, k int, rec arrow.Record) error) *batchPool {
-	// one batch waiting per worker: the dispatcher decodes ahead a little,
-	// and few records are held at once
-	p := &batchPool{work: make(chan pooledBatch, workers)}
-	for w := range workers {
-		p.wg.Go(func() {
-			for b := range p.work {
-				if !p.failedBefore(b.k) {
-					p.fail(b.k, p.call(fn, w, b))
-				}
-				b.rec.Release()
-			}
-		})
-	}
-	return p
-}
-
-// call runs fn on one batch; a panic (on malformed data met before its
-// checksum is verified) becomes an error, as on the scanning goroutine.
-func (p *batchPool) call(fn func(w, k int, rec arrow.Record) error, w int, b pooledBatch) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("corrupt arrow data in record batch %d: %v", b.k, r)
-		}
-	}()
-	return fn(w, b.k, b.rec)
-}
-
-// fail records the error of batch k, keeping the one of the earliest batch
-// so that a failing scan reports the same error on every run.
-func (p *batchPool) fail(k int, err error) {
-	if err == nil {
-		return
-	}
-	p.mu.Lock()
-	if p.err == nil || k < p.errK {
-		p.err, p.errK = err, k
-	}
-	p.mu.Unlock()
-	p.failed.Store(true)
-}
-
-// failedBefore reports whether a batch before k failed. Batches after a
-// failure are skipped, those before it still run: batches are handed out in
-// order, so the error returned is always the earliest batch's.
-func (p *batchPool) failedBefore(k int) bool {
-	if !p.failed.Load() {
-		return false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.errK < k
-}
-
-// send hands batch k to a worker, which releases it; after a failure it
-// returns the error (the scan stops) and releases the batch itself.
-func (p *batchPool) send(k int, rec arrow.Record) error {
-	if p.failed.Load() {
-		rec.Release()
-		return errPoolFailed
-	}
-	p.work <- pooledBatch{k, rec}
-	return nil
-}
-
-// errPoolFailed stops the dispatcher; wait returns the worker's error.
-var errPoolFailed = errors.New("a worker failed")
-
-// wait lets the workers finish and returns the first batch's error.
-func (p *batchPool) wait() error {
-	close(p.work)
-	p.wg.Wait()
-	return p.err
 }
 
 // record assembles a record batch whose columns are slices of the mapping.

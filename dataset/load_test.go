@@ -1,14 +1,12 @@
 package dataset
 
 import (
-	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -581,73 +579,5 @@ func TestLoadSplitRefusesOverlap(t *testing.T) {
 	}
 	if train[0].Name != "alibaba-v2018 train-0 [0.000s, 200.000s)" {
 		t.Errorf("workload name %q", train[0].Name)
-	}
-}
-
-func TestSortRefs(t *testing.T) {
-	// keys cross digit boundaries (one pass of 3 bits up to 3 of 14 for
-	// 1<<40); equal keys keep their order
-	in := []ref{{70000, 0, 0}, {3, 1, 0}, {1 << 40, 2, 0}, {3, 3, 0}, {65536, 4, 0}, {0, 5, 0}, {70000, 6, 0}, {65535, 7, 0}}
-	r := rand.New(rand.NewPCG(7, 8))
-	for _, top := range []int64{1, 7, 1 << 16, 1 << 17, 172800000, 1 << 40} {
-		for i := range 500 {
-			in = append(in, ref{arrival: sim.Time(r.Int64N(top)), pre: int32(i)})
-		}
-		// with 500 draws below 1 and 7, many equal keys
-		got := sortRefs(slices.Clone(in))
-		want := slices.Clone(in)
-		slices.SortStableFunc(want, func(a, b ref) int { return cmp.Compare(a.arrival, b.arrival) })
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("sortRefs with keys below %d: wrong order", top)
-		}
-		in = in[:8]
-	}
-}
-
-// TestPermute checks the in-place permutation that replicate uses against
-// building the permuted slice by copying, on random permutations (with
-// fixed points, single cycles and the empty case).
-func TestPermute(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for n := range 40 {
-		for range 5 {
-			v := make([]int, n)
-			for i := range v {
-				v[i] = 100 + i
-			}
-			src := make([]int32, n)
-			for i, p := range r.Perm(n) {
-				src[i] = int32(p)
-			}
-			want := make([]int, n)
-			for i, k := range src {
-				want[i] = v[k]
-			}
-			permute(v, src)
-			if !slices.Equal(v, want) {
-				t.Fatalf("n=%d: permute = %v; want %v", n, v, want)
-			}
-		}
-	}
-}
-
-// TestStringArena checks that arena strings are the joined parts and stay
-// intact while later strings fill and overflow blocks.
-func TestStringArena(t *testing.T) {
-	var a stringArena
-	var got, want []string
-	for i := range 20000 {
-		parts := []string{fmt.Sprintf("job_%d", i), strings.Repeat("t", i%7), strconv.Itoa(i)}
-		if i%5000 == 0 {
-			parts = append(parts, strings.Repeat("x", arenaBlock+i)) // longer than a block
-		}
-		got = append(got, a.join("/", parts...))
-		want = append(want, strings.Join(parts, "/"))
-	}
-	if !slices.Equal(got, want) {
-		t.Fatal("arena strings differ from strings.Join")
-	}
-	if a.join("/") != "" || a.join("/", "") != "" {
-		t.Error("empty joins are not empty")
 	}
 }

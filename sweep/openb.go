@@ -66,6 +66,9 @@ type OpenbSpec struct {
 	// Paired are schedulers (of Schedulers) that the summary's paired
 	// table compares with Reference as it does the policies.
 	Paired []string `yaml:"paired,omitempty"`
+	// Mix, when set, shifts every cell's pod list toward one pod class
+	// (OpenbMix); the cells' cache key includes it.
+	Mix *OpenbMix `yaml:"mix,omitempty"`
 
 	dir string // the file's folder
 }
@@ -137,6 +140,9 @@ func (s *OpenbSpec) Validate() error {
 			return fmt.Errorf("pod_lists[%d] = %q: want a distinct pod list name", i, p)
 		}
 		seen[p] = true
+	}
+	if err := s.Mix.validate(); err != nil {
+		return err
 	}
 	return s.validatePolicies()
 }
@@ -250,6 +256,7 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 				return nil
 			}
 		}
+		w = s.Mix.apply(w, seed)
 		order, rank := sim.GPUArrivals(w, s.Inflate, seed)
 		base := sim.NewGPUCluster(w, rank)
 		for k, name := range s.Schedulers {

@@ -106,7 +106,8 @@ type openbCellKey struct {
 	Schedulers []string
 	Policies   []string // name=SHA-256 of the checkpoint
 	Bound      bool
-	Hindsight  bool `json:",omitempty"`
+	Hindsight  bool      `json:",omitempty"`
+	Mix        *OpenbMix `json:",omitempty"`
 }
 
 // openbCell is a cached cell: its key's hash and its runs.
@@ -170,7 +171,7 @@ func (pl *openbPlan) cellKey(s *OpenbSpec, podList string, seed uint64) string {
 // cellKeyAt is cellKey as the code revision code would compute it.
 func (pl *openbPlan) cellKeyAt(s *OpenbSpec, podList string, seed uint64, code string) string {
 	k := openbCellKey{Code: code, Nodes: pl.nodes, PodList: pl.podLists[podList], Seed: seed,
-		Inflate: s.Inflate, Schedulers: s.Schedulers, Policies: pl.policies, Bound: s.Bound, Hindsight: s.Hindsight}
+		Inflate: s.Inflate, Schedulers: s.Schedulers, Policies: pl.policies, Bound: s.Bound, Hindsight: s.Hindsight, Mix: s.Mix}
 	b, _ := json.Marshal(k) // plain fields: cannot fail
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:16])

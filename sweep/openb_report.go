@@ -199,6 +199,7 @@ func OpenbSummary(s *OpenbSpec, runs []OpenbRun, exp *Expected) string {
 	fmt.Fprintf(&b, "Pods shuffled by the seed and inflated to %.2f x the GPU capacity by clones (sim.RunGPU); %d seeds (%v); "+
 		"GPU allocation and FGD's GPU fragmentation in %% of the cluster's GPUs at 100%% and 130%% arrived GPU demand, "+
 		"mean ± 95%% interval over seeds.", s.Inflate, len(s.Seeds), s.Seeds)
+	b.WriteString(s.Mix.describe())
 	if exp != nil {
 		b.WriteString(" `published` is the mean of the artifact's expected results (10 seeds), Δ ours minus published.")
 	}

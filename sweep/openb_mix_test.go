@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -54,14 +53,7 @@ func TestOpenbMix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := dataset.ReadOpenbCSV(filepath.Join(dir, "openb_node_list_gpu_node.csv"), filepath.Join(dir, "openb_pod_list_default.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tr.Workload()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openbDirWorkload(t, dir)
 	run := func(w *sim.GPUWorkload) sim.GPUResult {
 		order, rank := sim.GPUArrivals(w, mixed.Inflate, 7)
 		sc, err := sched.NewGPU("fgd", 7)

@@ -46,6 +46,21 @@ func smallOpenbDir(t *testing.T, n int) string {
 	return dir
 }
 
+// openbDirWorkload reads the default pod list of an openb folder on its
+// node list, as RunOpenb does.
+func openbDirWorkload(t *testing.T, dir string) *sim.GPUWorkload {
+	t.Helper()
+	tr, err := dataset.ReadOpenbCSV(filepath.Join(dir, "openb_node_list_gpu_node.csv"), filepath.Join(dir, "openb_pod_list_default.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := tr.Workload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // zeroGPUPolicy saves a GPU policy whose learned correction is zero over
 // FGD's prior: greedy, it is FGD (agent.TestEvaluateGPUZeroCorrection).
 func zeroGPUPolicy(t *testing.T, seed uint64) string {
@@ -189,14 +204,7 @@ func TestOpenbLookaheadRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := dataset.ReadOpenbCSV(filepath.Join(dir, "openb_node_list_gpu_node.csv"), filepath.Join(dir, "openb_pod_list_default.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tr.Workload()
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := openbDirWorkload(t, dir)
 	order, rank := sim.GPUArrivals(w, s.Inflate, 3)
 	l, err := sched.NewGPULookahead(w, order, sched.LookaheadOptions{Horizon: 8, Candidates: 4, Seed: 3})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/internal/openbtest"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 )
@@ -53,7 +54,7 @@ func TestOpenbMix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := openbDirWorkload(t, dir)
+	w := openbtest.FromDir(t, dir)
 	run := func(w *sim.GPUWorkload) sim.GPUResult {
 		order, rank := sim.GPUArrivals(w, mixed.Inflate, 7)
 		sc, err := sched.NewGPU("fgd", 7)

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/kubesim/kubesim/agent"
-	"github.com/kubesim/kubesim/dataset"
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/internal/openbtest"
 	"github.com/kubesim/kubesim/model"
 	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
@@ -44,21 +44,6 @@ func smallOpenbDir(t *testing.T, n int) string {
 		t.Fatal("writing the openb folder")
 	}
 	return dir
-}
-
-// openbDirWorkload reads the default pod list of an openb folder on its
-// node list, as RunOpenb does.
-func openbDirWorkload(t *testing.T, dir string) *sim.GPUWorkload {
-	t.Helper()
-	tr, err := dataset.ReadOpenbCSV(filepath.Join(dir, "openb_node_list_gpu_node.csv"), filepath.Join(dir, "openb_pod_list_default.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := tr.Workload()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
 }
 
 // zeroGPUPolicy saves a GPU policy whose learned correction is zero over
@@ -204,7 +189,7 @@ func TestOpenbLookaheadRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := openbDirWorkload(t, dir)
+	w := openbtest.FromDir(t, dir)
 	order, rank := sim.GPUArrivals(w, s.Inflate, 3)
 	l, err := sched.NewGPULookahead(w, order, sched.LookaheadOptions{Horizon: 8, Candidates: 4, Seed: 3})
 	if err != nil {

@@ -20,16 +20,25 @@ var Dir = filepath.Join("..", "dataset", "testdata", "openb", "default")
 // fails tb.
 func Default(tb testing.TB, n int) *sim.GPUWorkload {
 	tb.Helper()
-	tr, err := dataset.ReadOpenbCSV(filepath.Join(Dir, "openb_node_list_gpu_node.csv"), filepath.Join(Dir, "openb_pod_list_default.csv"))
+	w := FromDir(tb, Dir)
+	if n > 0 && n < len(w.Nodes) {
+		w.Nodes = w.Nodes[:n]
+	}
+	return w
+}
+
+// FromDir returns the default pod list of the openb folder dir on that
+// folder's GPU node list, read as an openb sweep reads it; a file that does
+// not read fails tb.
+func FromDir(tb testing.TB, dir string) *sim.GPUWorkload {
+	tb.Helper()
+	tr, err := dataset.ReadOpenbCSV(filepath.Join(dir, "openb_node_list_gpu_node.csv"), filepath.Join(dir, "openb_pod_list_default.csv"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	w, err := tr.Workload()
 	if err != nil {
-		tb.Fatalf("%s: %v", Dir, err)
-	}
-	if n > 0 && n < len(w.Nodes) {
-		w.Nodes = w.Nodes[:n]
+		tb.Fatalf("%s: %v", dir, err)
 	}
 	return w
 }

@@ -53,6 +53,8 @@ func TrainES(ctx context.Context, es ESConfig, cfg Config, ec env.Config, src, v
 		val = src
 	}
 	switch {
+	case es.LossWeight != 0:
+		return sum, fmt.Errorf("%w: es.loss_weight = %g: GPU runs only", ErrConfig, es.LossWeight)
 	case opts.Out == "":
 		return sum, fmt.Errorf("%w: no output folder", ErrConfig)
 	case cfg.Prior && len(ec.Prior.Names()) == 0:
@@ -190,7 +192,7 @@ func TrainES(ctx context.Context, es ESConfig, cfg Config, ec env.Config, src, v
 		search.draw(gen, func(rng *rand.Rand) {
 			base = rng.Uint64() >> 2 // below agent.EvalSeed (1<<62): never a validation seed
 		})
-		fit, decisions, err := search.play(nw, func(w int, weights []float64) (float64, int64, error) {
+		fit, decisions, err := search.play(nw, func(w, _ int, weights []float64) (float64, int64, error) {
 			u, n, err := unschedulable(w, weights, src, es.Episodes, base)
 			return -u, n, err
 		})

@@ -34,6 +34,12 @@ type ESConfig struct {
 	// Workers evaluate candidates at once (each with its own copy of the
 	// policy); results do not depend on it. 0: 2.
 	Workers int `yaml:"workers" json:"workers,omitempty"`
+	// LossWeight (GPU runs only), when > 0, makes a candidate's fitness
+	// loss-averse against the selection policy played on the same
+	// episodes: its mean objective minus LossWeight times the mean of
+	// max(0, selection's - candidate's) per episode (lossAverse). 0: the
+	// plain mean, as before the key existed.
+	LossWeight float64 `yaml:"loss_weight" json:"loss_weight,omitempty"`
 }
 
 // Validate reports the first impossible value, naming its key.
@@ -56,6 +62,8 @@ func (c *ESConfig) Validate() error {
 		return bad("eval_freq", c.EvalFreq, "must be >= 0")
 	case c.Workers < 0 || c.Workers > 64:
 		return bad("workers", c.Workers, "want 0 (2) to 64")
+	case !(c.LossWeight >= 0) || math.IsInf(c.LossWeight, 0):
+		return bad("loss_weight", c.LossWeight, "must be a finite number >= 0")
 	}
 	return nil
 }
@@ -136,9 +144,9 @@ func (s *esSearch) draw(gen int, episodes func(r *rand.Rand)) {
 // candidate, theta + sigma e for even c and theta - sigma e for odd c;
 // job 2 Pairs is the centre (theta itself) and job 2 Pairs+1 the baseline
 // (weights nil: the trainer's heuristic), both on the same episodes for a
-// paired log. fitness(w, weights) runs on worker w only; fit holds every
+// paired log. fitness(w, c, weights) runs on worker w only; fit holds every
 // job's score, decisions the candidates' and the centre's.
-func (s *esSearch) play(nw int, fitness func(w int, weights []float64) (float64, int64, error)) (fit []float64, decisions int64, err error) {
+func (s *esSearch) play(nw int, fitness func(w, c int, weights []float64) (float64, int64, error)) (fit []float64, decisions int64, err error) {
 	cands := 2 * s.es.Pairs
 	fit = make([]float64, cands+2)
 	n := make([]int64, len(fit))
@@ -161,7 +169,7 @@ func (s *esSearch) play(nw int, fitness func(w int, weights []float64) (float64,
 		case c == cands:
 			weights = s.theta
 		}
-		f, k, err := fitness(w, weights)
+		f, k, err := fitness(w, c, weights)
 		fit[c] = f
 		if weights != nil {
 			n[c] = k
@@ -232,9 +240,9 @@ func esResumed(path string, meta map[string]string, es ESConfig, bestKey string)
 	if err := json.Unmarshal([]byte(meta[metaESConfig]), &was); err != nil {
 		return 0, 0, 0, fmt.Errorf("%w: resuming from %s: no es config (%v): not an es run", ErrConfig, path, err)
 	}
-	if was.Pairs != es.Pairs || was.Episodes != es.Episodes || was.Sigma != es.Sigma || was.LearningRate != es.LearningRate {
+	if was.Pairs != es.Pairs || was.Episodes != es.Episodes || was.Sigma != es.Sigma || was.LearningRate != es.LearningRate || was.LossWeight != es.LossWeight {
 		esJSON, _ := json.Marshal(es)
-		return 0, 0, 0, fmt.Errorf("%w: resuming from %s: its search (pairs, episodes, sigma, learning_rate) %s differs from %s; only generations, eval_freq and workers may change",
+		return 0, 0, 0, fmt.Errorf("%w: resuming from %s: its search (pairs, episodes, sigma, learning_rate, loss_weight) %s differs from %s; only generations, eval_freq and workers may change",
 			ErrConfig, path, meta[metaESConfig], esJSON)
 	}
 	if gen, err = strconv.Atoi(meta[metaESGenerations]); err != nil {

@@ -132,8 +132,22 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 				}
 			}
 		})
-		fit, decisions, err := search.play(nw, func(i int, weights []float64) (float64, int64, error) {
-			return workers[i].fitness(ctx, weights, seeds)
+		var selEp []float64 // the selection policy's objective per episode, for a loss-averse fitness
+		if es.LossWeight > 0 {
+			if selEp, _, err = workers[0].episodes(ctx, nil, seeds); err != nil {
+				if ctx.Err() != nil {
+					sum.Interrupted = true
+					break
+				}
+				return sum, fmt.Errorf("generation %d: the selection policy: %w", gen, err)
+			}
+		}
+		fit, decisions, err := search.play(nw, func(i, c int, weights []float64) (float64, int64, error) {
+			v, n, err := workers[i].episodes(ctx, weights, seeds)
+			if c < cands && selEp != nil && err == nil {
+				return lossAverse(v, selEp, es.LossWeight), n, nil
+			}
+			return meanOf(v), n, err
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -201,49 +215,50 @@ func newESWorker(mcfg model.Config, ec env.GPUConfig, w *sim.GPUWorkload, obj st
 	return &esWorker{pol: pol, actor: agent.NewGPUActor(pol), env: e, obj: obj}, nil
 }
 
-// fitness is the greedy policy of weights theta's mean objective
-// (objectiveValue: by default the GPU allocation at 100% arrived) over the
-// episodes of seeds, and the decisions it took.
+// episodes is the greedy policy of weights theta's objective
+// (objectiveValue: by default the GPU allocation at 100% arrived) on each
+// episode of seeds, and the decisions it took; the plain fitness is their
+// mean.
 //
 // With theta nil the environment's selection policy (env.GPUConfig.Select:
 // fgd-tiers in round 9) takes every decision instead, for the paired
 // baseline of progress.csv.
-func (wk *esWorker) fitness(ctx context.Context, theta []float64, seeds []uint64) (float64, int64, error) {
+func (wk *esWorker) episodes(ctx context.Context, theta []float64, seeds []uint64) ([]float64, int64, error) {
 	if theta != nil {
 		if err := wk.pol.SetLogitWeights(theta); err != nil {
-			return 0, 0, err
+			return nil, 0, err
 		}
 	}
-	var s float64
+	vals := make([]float64, 0, len(seeds))
 	var n int64
 	for _, seed := range seeds {
 		obs, err := wk.env.Reset(seed)
 		if err != nil {
-			return 0, n, err
+			return nil, n, err
 		}
 		for {
 			if n%256 == 0 && ctx.Err() != nil {
-				return 0, n, ctx.Err()
+				return nil, n, ctx.Err()
 			}
 			var a int
 			if theta == nil {
 				a = wk.env.Best()
 			} else if a, err = wk.actor.Act(obs); err != nil {
-				return 0, n, err
+				return nil, n, err
 			}
 			next, _, done, info, err := wk.env.Step(a)
 			if err != nil {
-				return 0, n, err
+				return nil, n, err
 			}
 			n++
 			if done {
-				s += objectiveValue(wk.obj, *info.Result)
+				vals = append(vals, objectiveValue(wk.obj, *info.Result))
 				break
 			}
 			obs = next
 		}
 	}
-	return s / float64(len(seeds)), n, nil
+	return vals, n, nil
 }
 
 // esProgress logs one generation in progress.csv (esHeader): the
@@ -260,3 +275,15 @@ func (l *runLogs) esProgress(gen int, steps int64, el time.Duration, fit []float
 // the run's objective: under ObjectiveCurve the curve's mean over
 // CurveFrom-130% arrived, not an allocation at one level.
 var esHeader = []string{"update", "steps", "seconds", "episodes", "ep_return_mean", "ep_alloc_pct_mean", "centre_alloc", "select_alloc", "centre_minus_select", "learning_rate"}
+
+// lossAverse is a candidate's loss-averse fitness (ESConfig.LossWeight):
+// the mean of its per-episode objective v minus weight times the mean of
+// the episodes' shortfall against the selection policy's base,
+// max(0, base - v). With weight 0 it is the plain mean.
+func lossAverse(v, base []float64, weight float64) float64 {
+	var short float64
+	for e := range v {
+		short += max(0, base[e]-v[e])
+	}
+	return meanOf(v) - weight*short/float64(len(v))
+}

@@ -3,13 +3,16 @@ package ppo
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/kubesim/kubesim/agent"
+	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/model"
 )
 
@@ -113,7 +116,7 @@ func TestTrainGPUES(t *testing.T) {
 
 // TestTrainGPUESResume: one generation, then a resume to two, ends with
 // the weights of a run of two, bit for bit; a resume that changes the
-// search (sigma) is refused.
+// search (sigma, loss_weight) is refused.
 func TestTrainGPUESResume(t *testing.T) {
 	w := smallOpenb(t)
 	cfg, ec := smallGPUConfig()
@@ -135,6 +138,11 @@ func TestTrainGPUESResume(t *testing.T) {
 	if _, err := TrainGPUES(context.Background(), other, cfg, ec, w, resume); !errors.Is(err, ErrConfig) {
 		t.Fatalf("resume with another sigma: %v, want ErrConfig", err)
 	}
+	averse := es
+	averse.LossWeight = 2
+	if _, err := TrainGPUES(context.Background(), averse, cfg, ec, w, resume); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "loss_weight") {
+		t.Fatalf("resume with another loss_weight: %v, want ErrConfig naming it", err)
+	}
 	curve := resume
 	curve.Objective = ObjectiveCurve
 	if _, err := TrainGPUES(context.Background(), es, cfg, ec, w, curve); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "objective") {
@@ -154,10 +162,12 @@ func TestTrainGPUESResume(t *testing.T) {
 
 func TestESConfigErrors(t *testing.T) {
 	for key, mod := range map[string]func(*ESConfig){
-		"es.sigma":       func(c *ESConfig) { c.Sigma = 0 },
-		"es.pairs":       func(c *ESConfig) { c.Pairs = 0 },
-		"es.generations": func(c *ESConfig) { c.Generations = -1 },
-		"es.workers":     func(c *ESConfig) { c.Workers = 100 },
+		"es.sigma":        func(c *ESConfig) { c.Sigma = 0 },
+		"es.pairs":        func(c *ESConfig) { c.Pairs = 0 },
+		"es.generations":  func(c *ESConfig) { c.Generations = -1 },
+		"es.workers":      func(c *ESConfig) { c.Workers = 100 },
+		"es.loss_weight":  func(c *ESConfig) { c.LossWeight = -1 },
+		"es.loss_weight ": func(c *ESConfig) { c.LossWeight = math.NaN() },
 	} {
 		c := smallES()
 		mod(&c)
@@ -165,5 +175,57 @@ func TestESConfigErrors(t *testing.T) {
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s: %v; want ErrConfig naming it", key, err)
 		}
+	}
+}
+
+// TestLossAverse: a hand-computed case. Episodes 80 and 82 against the
+// selection policy's 81 and 80: mean 81, shortfalls 1 and 0, so weight 2
+// gives 81 - 2*(1/2) = 80, weight 0 the mean.
+func TestLossAverse(t *testing.T) {
+	v, base := []float64{80, 82}, []float64{81, 80}
+	if got := lossAverse(v, base, 2); got != 80 {
+		t.Errorf("lossAverse weight 2 = %v; want 80", got)
+	}
+	if got := lossAverse(v, base, 0); got != 81 {
+		t.Errorf("lossAverse weight 0 = %v; want the mean 81", got)
+	}
+}
+
+// TestTrainGPUESLossWeight: a loss-averse run (es.loss_weight 50) logs the
+// same centre and selection policy in its first generation as a plain run
+// (they are not weighed), while its candidates' mean fitness is lower: the
+// candidates that perturb the start fall short of the selection policy on
+// some episode here (sigma 1), and each point short costs 50. A CPU run
+// refuses the key.
+func TestTrainGPUESLossWeight(t *testing.T) {
+	w := smallOpenb(t)
+	cfg, ec := smallGPUConfig()
+	run := func(lw float64) []string {
+		t.Helper()
+		es := smallES()
+		es.EvalFreq, es.LossWeight, es.Sigma = 0, lw, 1
+		out := t.TempDir()
+		if _, err := TrainGPUES(context.Background(), es, cfg, ec, w, GPUOptions{Out: out, ValInflate: 1.3}); err != nil {
+			t.Fatal(err)
+		}
+		prog, err := os.ReadFile(filepath.Join(out, "progress.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.Split(strings.TrimSpace(string(prog)), "\n")[1], ",")
+	}
+	plain, averse := run(0), run(50)
+	if strings.Join(plain[6:9], ",") != strings.Join(averse[6:9], ",") {
+		t.Errorf("generation 1 logs centre,selection,difference %v; the plain run %v: want the same", averse[6:9], plain[6:9])
+	}
+	pm, err1 := strconv.ParseFloat(plain[5], 64)
+	am, err2 := strconv.ParseFloat(averse[5], 64)
+	if err1 != nil || err2 != nil || !(am < pm-1) {
+		t.Errorf("candidates' mean fitness %s, plain %s: want the loss-averse one lower by more than a point", averse[5], plain[5])
+	}
+	es := smallES()
+	es.LossWeight = 1
+	if _, err := TrainES(context.Background(), es, DefaultConfig(), env.DefaultConfig(), nil, nil, Options{Out: t.TempDir()}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "loss_weight") {
+		t.Errorf("a CPU run with es.loss_weight: %v; want ErrConfig naming it", err)
 	}
 }

@@ -132,7 +132,9 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 				}
 			}
 		})
-		var selEp []float64 // the selection policy's objective per episode, for a loss-averse fitness
+		// the selection policy's objective per episode, for a loss-averse
+		// fitness; it is also the baseline job's score, not played twice
+		var selEp []float64
 		if es.LossWeight > 0 {
 			if selEp, _, err = workers[0].episodes(ctx, nil, seeds); err != nil {
 				if ctx.Err() != nil {
@@ -143,6 +145,9 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 			}
 		}
 		fit, decisions, err := search.play(nw, func(i, c int, weights []float64) (float64, int64, error) {
+			if c == cands+1 && selEp != nil {
+				return meanOf(selEp), 0, nil
+			}
 			v, n, err := workers[i].episodes(ctx, weights, seeds)
 			if c < cands && selEp != nil && err == nil {
 				return lossAverse(v, selEp, es.LossWeight), n, nil

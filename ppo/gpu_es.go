@@ -53,6 +53,9 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 	case es.EvalFreq > 0 && len(opts.ValSeeds) == 0:
 		return sum, fmt.Errorf("%w: es.eval_freq %d without validation seeds", ErrConfig, es.EvalFreq)
 	}
+	if opts.ValWorkers == 0 {
+		opts.ValWorkers = esWorkers(es)
+	}
 	lock, err := openRunFolder(opts.Out, opts.Resume, opts.Force)
 	if err != nil {
 		return sum, err

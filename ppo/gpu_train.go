@@ -16,7 +16,6 @@ import (
 	"github.com/kubesim/kubesim/agent"
 	"github.com/kubesim/kubesim/env"
 	"github.com/kubesim/kubesim/model"
-	"github.com/kubesim/kubesim/sched"
 	"github.com/kubesim/kubesim/sim"
 )
 
@@ -65,6 +64,10 @@ type GPUOptions struct {
 	// fitness reads from an episode (ObjectiveAlloc100, the default, or
 	// ObjectiveCurve).
 	Objective string
+	// ValWorkers is how many goroutines share the validation episodes (0
+	// or 1: one). TrainGPUES sets it to its es.workers when 0. The score
+	// does not depend on it.
+	ValWorkers int
 }
 
 // GPUSummary is what a GPU training run did.
@@ -391,68 +394,6 @@ func normalizeAdv(a []float64) {
 	}
 }
 
-// valEpisode is one validation episode: a workload and its seed.
-type valEpisode struct {
-	w    *sim.GPUWorkload
-	seed uint64
-}
-
-// valEpisodes are the validation episodes of opts: each seed on w, and
-// with opts.ValScarce also on a scarce-model draw of that seed, drawn as
-// the training episodes are (ec's scarce_models, scarce_f_max and
-// scarce_pick), with opts.ValSpec on a draw of model constraints of that
-// seed, and with opts.ValScarceEach on each node model made scarce in turn.
-func valEpisodes(w *sim.GPUWorkload, ec env.GPUConfig, opts GPUOptions) []valEpisode {
-	var eps []valEpisode
-	for _, seed := range opts.ValSeeds {
-		eps = append(eps, valEpisode{w, seed})
-	}
-	if opts.ValScarce {
-		for _, seed := range opts.ValSeeds {
-			sw, _ := env.ScarceWorkload(w, seed, ec.ScarceDraw())
-			eps = append(eps, valEpisode{sw, seed})
-		}
-	}
-	if opts.ValSpec > 0 {
-		for _, seed := range opts.ValSeeds {
-			eps = append(eps, valEpisode{env.SpecWorkload(w, seed, opts.ValSpec), seed})
-		}
-	}
-	if opts.ValScarceEach > 0 {
-		for _, seed := range opts.ValSeeds {
-			for _, m := range env.NodeModels(w) {
-				sw, _ := env.ScarceModel(w, seed, m, opts.ValScarceEach)
-				eps = append(eps, valEpisode{sw, seed})
-			}
-		}
-	}
-	if opts.ValMixEach > 0 {
-		for _, seed := range opts.ValSeeds {
-			for c := range env.MixClasses {
-				if mw := env.MixWorkload(w, c, opts.ValMixEach, seed); mw != w {
-					eps = append(eps, valEpisode{mw, seed})
-				}
-			}
-		}
-	}
-	return eps
-}
-
-// validateGPU is the greedy policy's mean allocation at 100% arrived on
-// the validation episodes.
-func validateGPU(ctx context.Context, pol *model.Policy, ec env.GPUConfig, w *sim.GPUWorkload, opts GPUOptions) (float64, error) {
-	var s float64
-	eps := valEpisodes(w, ec, opts)
-	for _, ep := range eps {
-		r, err := agent.EvaluateGPU(ctx, pol, ec, ep.w, opts.ValInflate, ep.seed, "ppo")
-		if err != nil {
-			return 0, err
-		}
-		s += objectiveValue(opts.Objective, r)
-	}
-	return s / float64(len(eps)), nil
-}
-
 // alloc100 is a curve's value at 100% arrived, or, where a small cluster's
 // large pods leave bins 99-101 empty, its nearest value (100-k before
 // 100+k) up to 10 points away; NaN beyond.
@@ -465,25 +406,6 @@ func alloc100(c sim.Curve) float64 {
 		}
 	}
 	return math.NaN()
-}
-
-// selectValGPU is the GPU-selection policy's own mean allocation at 100%
-// arrived on the validation episodes (FGD's, by default).
-func selectValGPU(ec env.GPUConfig, w *sim.GPUWorkload, opts GPUOptions) (float64, error) {
-	var s float64
-	eps := valEpisodes(w, ec, opts)
-	for _, ep := range eps {
-		sc, err := sched.NewGPU(ec.Select, ep.seed)
-		if err != nil {
-			return 0, err
-		}
-		r, err := sim.RunGPU(ep.w, sc, sim.GPURunConfig{Inflate: opts.ValInflate, Seed: ep.seed})
-		if err != nil {
-			return 0, err
-		}
-		s += objectiveValue(opts.Objective, r)
-	}
-	return s / float64(len(eps)), nil
 }
 
 // ppoGPUHeader is progress.csv's header in a PPO run.

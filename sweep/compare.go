@@ -48,6 +48,9 @@ func Compare(a, b Side, metric string) ([]CompareRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	if va.meanTotal != vb.meanTotal {
+		return nil, fmt.Errorf("compare: %s and %s: one is an openb output (curves.csv), the other a sweep's cells.csv", a.Path, b.Path)
+	}
 	// with the same rows on both sides, every cell has the same seeds on both
 	if err := missing(a, va, b, vb); err != nil {
 		return nil, err
@@ -74,6 +77,14 @@ func Compare(a, b Side, metric string) ([]CompareRow, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("compare: no rows of %s", a)
 	}
+	if va.meanTotal {
+		// an openb output's lists are not summed: their mean, per seed
+		for i := range totA {
+			totA[i] /= float64(len(rows))
+			totB[i] /= float64(len(rows))
+		}
+		return append(rows, CompareRow{Cell: "mean", A: MeanCI(totA), B: MeanCI(totB), D: PairedCI(totA, totB)}), nil
+	}
 	rows = append(rows, CompareRow{Cell: "total", A: MeanCI(totA), B: MeanCI(totB), D: PairedCI(totA, totB)})
 	return rows, nil
 }
@@ -96,23 +107,47 @@ func missing(side Side, have *sideValues, other Side, want *sideValues) error {
 // the means and the A and B columns are unchanged.
 func WriteComparison(w io.Writer, a, b Side, metric string, rows []CompareRow, family int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tA\tB\tA - B\t\n", metric)
+	// an openb metric (gpu_alloc@100) is in points of %: two decimals, and
+	// for the allocation the share of B's unallocated GPUs that A allocates
+	_, level, openb := strings.Cut(metric, "@")
+	alloc := openb && strings.HasPrefix(metric, "gpu_alloc@")
+	prec := 1
+	if openb {
+		prec = 2
+	}
+	if alloc {
+		fmt.Fprintf(tw, "%s\tA\tB\tA - B\tof B's unallocated\t\n", metric)
+	} else {
+		fmt.Fprintf(tw, "%s\tA\tB\tA - B\t\n", metric)
+	}
 	for _, r := range rows {
 		r.D = r.D.Widen(family)
 		mark := ""
 		if r.D.Excludes0() {
 			mark = "!"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t\n", r.Cell, fmtIv(r.A, false), fmtIv(r.B, false), fmtIv(r.D, true), mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s%s\t", r.Cell, fmtIv(r.A, false, prec), fmtIv(r.B, false, prec), fmtIv(r.D, true, prec), mark)
+		if alloc {
+			fmt.Fprintf(tw, "%+.1f%%\t", 100*r.D.Mean/(100-r.B.Mean))
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	level := "95% CI"
+	ci := "95% CI"
 	if family > 1 {
-		level = fmt.Sprintf("%.4g%% CI for A - B (Bonferroni over %d comparisons; A and B 95%%)", 100-5/float64(family), family)
+		ci = fmt.Sprintf("%.4g%% CI for A - B (Bonferroni over %d comparisons; A and B 95%%)", 100-5/float64(family), family)
 	}
-	_, err := fmt.Fprintf(w, "A = %s, B = %s; mean ± %s over evaluation seeds, paired (! the interval excludes 0)\n", a, b, level)
+	if openb {
+		what := level + "% arrived"
+		if strings.Contains(level, "-") {
+			what = "the mean over " + level + "% arrived"
+		}
+		_, err := fmt.Fprintf(w, "A = %s, B = %s; %s, per pod list; mean ± %s over seeds, paired (! the interval excludes 0)\n", a, b, what, ci)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "A = %s, B = %s; mean ± %s over evaluation seeds, paired (! the interval excludes 0)\n", a, b, ci)
 	return err
 }
 
@@ -124,12 +159,12 @@ func (s Side) String() string {
 	return s.Scheduler + " in " + s.Path
 }
 
-func fmtIv(iv Interval, sign bool) string {
-	f := "%.1f±%.1f"
+func fmtIv(iv Interval, sign bool, prec int) string {
+	f := "%.*f±%.*f"
 	if sign {
-		f = "%+.1f±%.1f"
+		f = "%+.*f±%.*f"
 	}
-	return fmt.Sprintf(f, iv.Mean, iv.Half)
+	return fmt.Sprintf(f, prec, iv.Mean, prec, iv.Half)
 }
 
 // sideValues holds one side's metric by cell, seed and workload.
@@ -137,6 +172,9 @@ type sideValues struct {
 	cells []string                        // in file order
 	vals  map[string]float64              // cell|seed|workload -> value
 	seeds map[string]map[string][]float64 // cell -> seed -> values over workloads
+	// meanTotal: the last row is the mean over cells, not their sum (an
+	// openb output's pod lists)
+	meanTotal bool
 }
 
 // perSeed is the cell's per-seed means over workloads, by seed number.
@@ -165,6 +203,9 @@ func (s *sideValues) perSeed(cell string) []float64 {
 // readSide reads the metric column of the side's scheduler rows. The
 // columns before "seed" (grid settings and nodes) name the cell.
 func readSide(s Side, metric string) (*sideValues, error) {
+	if p := openbCurvesPath(s.Path); p != "" {
+		return readOpenbSide(s, p, metric)
+	}
 	path := s.Path
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		path = filepath.Join(path, CellsCSV)

@@ -20,7 +20,13 @@ difference A - B and its 95% interval over evaluation seeds. It is the validatio
 excludes zero. A can equal B to compare two schedulers of one sweep, or, with --where-a and
 --where-b (key=value of a grid setting, such as eval.checkpoint=... or ppo.seed=2), two of its grid
 points. With --family K (K candidates judged by one rule) the difference's interval is the
-Bonferroni interval at 1 - 0.05/K.`,
+Bonferroni interval at 1 - 0.05/K.
+
+An openb output (a folder with curves.csv, or the file) pairs by pod list and seed instead; its
+--metric is a curve read at one arrived level or averaged over a range of levels, such as
+gpu_alloc@100 or gpu_alloc@50-130, and the last row is the mean over pod lists. For gpu_alloc the
+table adds the share of B's unallocated GPUs that A allocates (issue 27's measure):
+  kubesim sweep compare results/gpu-es-r13-eval results/gpu-es-r13-eval --scheduler r13-s14 --against fgd --metric gpu_alloc@100`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("give two sweep outputs, A and B (%d given)", len(args))
@@ -46,7 +52,7 @@ Bonferroni interval at 1 - 0.05/K.`,
 	fl := cmd.Flags()
 	fl.StringVar(&sched, "scheduler", "ppo", "scheduler whose rows of A count")
 	fl.StringVar(&against, "against", "", "scheduler whose rows of B count (default --scheduler)")
-	fl.StringVar(&metric, "metric", "unschedulable", "a column of cells.csv")
+	fl.StringVar(&metric, "metric", "unschedulable", "a column of cells.csv; for an openb output CURVE@LEVEL or CURVE@LO-HI (gpu_alloc@100)")
 	fl.StringVar(&whereA, "where-a", "", "key=value: only A's rows of that grid point")
 	fl.StringVar(&whereB, "where-b", "", "key=value: only B's rows of that grid point")
 	fl.IntVar(&family, "family", 1, "comparisons judged together (candidates of one rule): Bonferroni interval at 1 - 0.05/K")

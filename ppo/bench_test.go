@@ -2,9 +2,13 @@ package ppo
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/kubesim/kubesim/env"
+	"github.com/kubesim/kubesim/internal/openbtest"
+	"github.com/kubesim/kubesim/model"
 )
 
 // BenchmarkPPO measures training end to end (rollout on the simulator plus
@@ -41,6 +45,39 @@ func BenchmarkPPO(b *testing.B) {
 				steps += sum.Steps
 			}
 			b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "env-steps/s")
+		})
+	}
+}
+
+// BenchmarkValidateGPU measures one GPU validation (validateGPU: four
+// episodes of the default openb list on a 100-node sample, the greedy
+// policy of random logit weights) with one goroutine and with two, as a
+// run with es.workers 2 validates; the ratio of the two is the speed-up
+// on this machine.
+func BenchmarkValidateGPU(b *testing.B) {
+	w := openbtest.Default(b, 100)
+	cfg, ec := smallGPUConfig()
+	cfg.Hidden, cfg.Rounds = 64, 2
+	pol, err := model.New(gpuModelConfig(cfg, ec))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	v := pol.LogitWeights(nil)
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+	if err := pol.SetLogitWeights(v); err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			opts := GPUOptions{ValSeeds: []uint64{1001, 1002, 1003, 1004}, ValInflate: 1.3, ValWorkers: n}
+			for b.Loop() {
+				if _, err := validateGPU(context.Background(), pol, ec, w, opts); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

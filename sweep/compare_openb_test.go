@@ -46,24 +46,11 @@ func TestCompareOpenbByHand(t *testing.T) {
 	// a: x 90, 92; y 89, 90; differences 1, 2.
 	// b: x 80, 80; y 80, 78; differences 0, 2.
 	// mean over lists: x 85, 86; y 84.5, 84; differences 0.5, 2.
-	want := []struct {
-		cell          string
-		a, b, d, half float64
-	}{
+	checkCompareRows(t, rows, []wantCompareRow{
 		{"pod_list=a", 91, 89.5, 1.5, 12.706 * math.Sqrt(0.5) / math.Sqrt2},
 		{"pod_list=b", 80, 79, 1, 12.706 * math.Sqrt(2) / math.Sqrt2},
 		{"mean", 85.5, 84.25, 1.25, 12.706 * math.Sqrt(1.125) / math.Sqrt2},
-	}
-	if len(rows) != len(want) {
-		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
-	}
-	for i, w := range want {
-		r := rows[i]
-		if r.Cell != w.cell || math.Abs(r.A.Mean-w.a) > 1e-9 || math.Abs(r.B.Mean-w.b) > 1e-9 ||
-			math.Abs(r.D.Mean-w.d) > 1e-9 || math.Abs(r.D.Half-w.half) > 1e-3 {
-			t.Errorf("row %d: %s A %v B %v D %v ± %v; want %s %v %v %v ± %v", i, r.Cell, r.A.Mean, r.B.Mean, r.D.Mean, r.D.Half, w.cell, w.a, w.b, w.d, w.half)
-		}
-	}
+	})
 	// over 99-101 list a's x seed 1 is (88+90+92)/3 = 90, as at 100: the
 	// same rows; x seed 2 and every other row are flat
 	over, err := Compare(Side{Path: dir, Scheduler: "x"}, Side{Path: dir, Scheduler: "y"}, "gpu_alloc@99-101")

@@ -52,23 +52,11 @@ func TestCompareByHand(t *testing.T) {
 	// cell 1.3: ppo per seed 5, 3; holes 4, 3; differences 1, 0.
 	// cell 1.5: ppo 10, 8; holes 7, 6; differences 3, 2.
 	// total: ppo 15, 11; holes 11, 9; differences 4, 2.
-	want := []struct {
-		cell          string
-		a, b, d, half float64
-	}{
+	checkCompareRows(t, rows, []wantCompareRow{
 		{"trace.load_factor=1.3 nodes=20", 4, 3.5, 0.5, 12.706 * math.Sqrt(0.5) / math.Sqrt2},
 		{"trace.load_factor=1.5 nodes=20", 9, 6.5, 2.5, 12.706 * math.Sqrt(0.5) / math.Sqrt2},
 		{"total", 13, 10, 3, 12.706 * math.Sqrt(2) / math.Sqrt2},
-	}
-	if len(rows) != len(want) {
-		t.Fatalf("%d rows; want %d: %+v", len(rows), len(want), rows)
-	}
-	for i, w := range want {
-		r := rows[i]
-		if r.Cell != w.cell || r.A.Mean != w.a || r.B.Mean != w.b || math.Abs(r.D.Mean-w.d) > 1e-12 || math.Abs(r.D.Half-w.half) > 1e-9 {
-			t.Errorf("row %d: %s A %v B %v D %v; want %s %v %v %v±%v", i, r.Cell, r.A.Mean, r.B.Mean, r.D.Mean, w.cell, w.a, w.b, w.d, w.half)
-		}
-	}
+	})
 	var buf bytes.Buffer
 	if err := WriteComparison(&buf, a, b, "unschedulable", rows, 1); err != nil {
 		t.Fatal(err)
@@ -115,6 +103,27 @@ func TestCompareErrors(t *testing.T) {
 		_, err := Compare(c.a, c.b, c.col)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Compare(%v, %v, %s): %v; want an error with %q", c.a, c.b, c.col, err, c.want)
+		}
+	}
+}
+
+// wantCompareRow is a comparison row computed by hand.
+type wantCompareRow struct {
+	cell          string
+	a, b, d, half float64
+}
+
+// checkCompareRows compares rows with want, to 1e-9.
+func checkCompareRows(t *testing.T, rows []CompareRow, want []wantCompareRow) {
+	t.Helper()
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows; want %d: %+v", len(rows), len(want), rows)
+	}
+	for i, w := range want {
+		r := rows[i]
+		if r.Cell != w.cell || math.Abs(r.A.Mean-w.a) > 1e-9 || math.Abs(r.B.Mean-w.b) > 1e-9 ||
+			math.Abs(r.D.Mean-w.d) > 1e-9 || math.Abs(r.D.Half-w.half) > 1e-9 {
+			t.Errorf("row %d: %s A %v B %v D %v±%v; want %s %v %v %v±%v", i, r.Cell, r.A.Mean, r.B.Mean, r.D.Mean, r.D.Half, w.cell, w.a, w.b, w.d, w.half)
 		}
 	}
 }

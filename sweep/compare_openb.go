@@ -62,6 +62,15 @@ func openbCurvesPath(path string) string {
 	return ""
 }
 
+// IsOpenbOutput says whether path is an openb sweep's output (a folder
+// with curves.csv and no cells.csv, or that file), whose Compare metric is
+// CURVE@LEVEL rather than a column of cells.csv.
+func IsOpenbOutput(path string) bool { return openbCurvesPath(path) != "" }
+
+// DefaultOpenbMetric is Compare's metric for openb outputs when none is
+// given: the GPU allocation at 100% arrived, issue 27's measure.
+const DefaultOpenbMetric = "gpu_alloc@100"
+
 // readOpenbSide reads the metric of the side's scheduler from curves.csv:
 // one cell per pod list (in file order), one value per seed (the run's one
 // workload). A level that a run's curve lacks (an empty bin) is an error

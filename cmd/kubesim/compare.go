@@ -24,7 +24,7 @@ Bonferroni interval at 1 - 0.05/K.
 
 An openb output (a folder with curves.csv, or the file) pairs by pod list and seed instead; its
 --metric is a curve read at one arrived level or averaged over a range of levels, such as
-gpu_alloc@100 or gpu_alloc@50-130, and the last row is the mean over pod lists. For gpu_alloc the
+gpu_alloc@100 (the default there) or gpu_alloc@50-130, and the last row is the mean over pod lists. For gpu_alloc the
 table adds the share of B's unallocated GPUs that A allocates (issue 27's measure):
   kubesim sweep compare results/gpu-es-r13-eval results/gpu-es-r13-eval --scheduler r13-s14 --against fgd --metric gpu_alloc@100`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -36,6 +36,9 @@ table adds the share of B's unallocated GPUs that A allocates (issue 27's measur
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if against == "" {
 				against = sched
+			}
+			if !cmd.Flags().Changed("metric") && sweep.IsOpenbOutput(args[0]) {
+				metric = sweep.DefaultOpenbMetric
 			}
 			a := sweep.Side{Path: args[0], Scheduler: sched, Where: whereA}
 			b := sweep.Side{Path: args[1], Scheduler: against, Where: whereB}
@@ -52,7 +55,7 @@ table adds the share of B's unallocated GPUs that A allocates (issue 27's measur
 	fl := cmd.Flags()
 	fl.StringVar(&sched, "scheduler", "ppo", "scheduler whose rows of A count")
 	fl.StringVar(&against, "against", "", "scheduler whose rows of B count (default --scheduler)")
-	fl.StringVar(&metric, "metric", "unschedulable", "a column of cells.csv; for an openb output CURVE@LEVEL or CURVE@LO-HI (gpu_alloc@100)")
+	fl.StringVar(&metric, "metric", "unschedulable", "a column of cells.csv; for an openb output CURVE@LEVEL or CURVE@LO-HI, gpu_alloc@100 when not given")
 	fl.StringVar(&whereA, "where-a", "", "key=value: only A's rows of that grid point")
 	fl.StringVar(&whereB, "where-b", "", "key=value: only B's rows of that grid point")
 	fl.IntVar(&family, "family", 1, "comparisons judged together (candidates of one rule): Bonferroni interval at 1 - 0.05/K")

@@ -135,26 +135,13 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 				}
 			}
 		})
-		// the selection policy's objective per episode, for a loss-averse
-		// fitness; it is also the baseline job's score, not played twice
-		var selEp []float64
-		if es.LossWeight > 0 {
-			if selEp, _, err = workers[0].episodes(ctx, nil, seeds); err != nil {
-				if ctx.Err() != nil {
-					sum.Interrupted = true
-					break
-				}
-				return sum, fmt.Errorf("generation %d: the selection policy: %w", gen, err)
-			}
-		}
+		// each job's objective per episode (job c writes only perEp[c]); the
+		// baseline job (cands+1) is the selection policy, which a
+		// loss-averse fitness weighs the candidates against once all ran
+		perEp := make([][]float64, cands+2)
 		fit, decisions, err := search.play(nw, func(i, c int, weights []float64) (float64, int64, error) {
-			if c == cands+1 && selEp != nil {
-				return meanOf(selEp), 0, nil
-			}
 			v, n, err := workers[i].episodes(ctx, weights, seeds)
-			if c < cands && selEp != nil && err == nil {
-				return lossAverse(v, selEp, es.LossWeight), n, nil
-			}
+			perEp[c] = v
 			return meanOf(v), n, err
 		})
 		if err != nil {
@@ -163,6 +150,11 @@ func TrainGPUES(ctx context.Context, es ESConfig, cfg Config, ec env.GPUConfig, 
 				break
 			}
 			return sum, fmt.Errorf("generation %d: %w", gen, err)
+		}
+		if es.LossWeight > 0 {
+			for c := range cands {
+				fit[c] = lossAverse(perEp[c], perEp[cands+1], es.LossWeight)
+			}
 		}
 		steps += decisions
 		centre, base := fit[cands], fit[cands+1]

@@ -177,6 +177,26 @@ type sideValues struct {
 	meanTotal bool
 }
 
+func newSideValues() *sideValues {
+	return &sideValues{vals: map[string]float64{}, seeds: map[string]map[string][]float64{}}
+}
+
+// add records v for the cell, seed and workload; false when that row was
+// already recorded.
+func (s *sideValues) add(cell, seed, workload string, v float64) bool {
+	key := cell + "|" + seed + "|" + workload
+	if _, dup := s.vals[key]; dup {
+		return false
+	}
+	s.vals[key] = v
+	if s.seeds[cell] == nil {
+		s.seeds[cell] = map[string][]float64{}
+		s.cells = append(s.cells, cell)
+	}
+	s.seeds[cell][seed] = append(s.seeds[cell][seed], v)
+	return true
+}
+
 // perSeed is the cell's per-seed means over workloads, by seed number.
 func (s *sideValues) perSeed(cell string) []float64 {
 	bySeed := s.seeds[cell]
@@ -235,7 +255,7 @@ func readSide(s Side, metric string) (*sideValues, error) {
 			return nil, fmt.Errorf("compare: %s: where %q: want key=value with key a grid setting of its columns %v", path, s.Where, head[:iSeed])
 		}
 	}
-	out := &sideValues{vals: map[string]float64{}, seeds: map[string]map[string][]float64{}}
+	out := newSideValues()
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if err == io.EOF {
@@ -258,16 +278,9 @@ func readSide(s Side, metric string) (*sideValues, error) {
 			}
 		}
 		cell := strings.Join(parts, " ")
-		key := cell + "|" + rec[iSeed] + "|" + rec[iWork]
-		if _, dup := out.vals[key]; dup {
+		if !out.add(cell, rec[iSeed], rec[iWork], v) {
 			return nil, fmt.Errorf("compare: %s line %d: a second %s row for %s seed %s workload %s", path, line, s.Scheduler, cell, rec[iSeed], rec[iWork])
 		}
-		out.vals[key] = v
-		if out.seeds[cell] == nil {
-			out.seeds[cell] = map[string][]float64{}
-			out.cells = append(out.cells, cell)
-		}
-		out.seeds[cell][rec[iSeed]] = append(out.seeds[cell][rec[iSeed]], v)
 	}
 	if len(out.cells) == 0 {
 		return nil, fmt.Errorf("compare: no rows of %s", s)

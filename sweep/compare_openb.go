@@ -107,7 +107,8 @@ func readOpenbSide(s Side, path, metric string) (*sideValues, error) {
 		}
 		levels = append(levels, i)
 	}
-	out := &sideValues{vals: map[string]float64{}, seeds: map[string]map[string][]float64{}, meanTotal: true}
+	out := newSideValues()
+	out.meanTotal = true
 	for line := 2; ; line++ {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -130,18 +131,10 @@ func readOpenbSide(s Side, path, metric string) (*sideValues, error) {
 			}
 			sum += v
 		}
-		cell, seed := "pod_list="+rec[iList], rec[iSeed]
-		key := cell + "|" + seed + "|0"
-		if _, dup := out.vals[key]; dup {
-			return nil, fmt.Errorf("compare: %s line %d: a second %s row for %s seed %s", path, line, s.Scheduler, cell, seed)
+		// a run is one workload of its seed
+		if cell := "pod_list=" + rec[iList]; !out.add(cell, rec[iSeed], "0", sum/float64(len(levels))) {
+			return nil, fmt.Errorf("compare: %s line %d: a second %s row for %s seed %s", path, line, s.Scheduler, cell, rec[iSeed])
 		}
-		v := sum / float64(len(levels))
-		out.vals[key] = v
-		if out.seeds[cell] == nil {
-			out.seeds[cell] = map[string][]float64{}
-			out.cells = append(out.cells, cell)
-		}
-		out.seeds[cell][seed] = append(out.seeds[cell][seed], v)
 	}
 	if len(out.cells) == 0 {
 		return nil, fmt.Errorf("compare: no %s rows of %s", m.curve, s)

@@ -97,6 +97,7 @@ func TestCompareOpenbErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(odd, CellsCSV), []byte("nodes,seed,workload,scheduler,gpu_alloc@100\n20,1,w1,ppo,90\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	twice := writeOpenbCurves(t, openbCompareCSV+"a,x,1,gpu_alloc,88,90,92\n")
 	bad := writeOpenbCurves(t, strings.Replace(openbCompareCSV, "b,y,2,gpu_alloc,78,78,78", "b,y,2,gpu_alloc,78,,78", 1))
 	for _, c := range []struct {
 		a, b   Side
@@ -110,6 +111,7 @@ func TestCompareOpenbErrors(t *testing.T) {
 		{x, y, "gpu_util@100", "no gpu_util rows"},
 		{Side{Path: dir, Scheduler: "x", Where: "nodes=20"}, y, "gpu_alloc@100", "no grid points"},
 		{Side{Path: bad, Scheduler: "x"}, Side{Path: bad, Scheduler: "y"}, "gpu_alloc@100", "line 11"},
+		{Side{Path: twice, Scheduler: "x"}, y, "gpu_alloc@100", "line 12: a second x row for pod_list=a seed 1"},
 		{Side{Path: cells, Scheduler: "ppo"}, y, "gpu_alloc@100", "no column"},
 		{x, Side{Path: cells, Scheduler: "ppo"}, "unschedulable", "CURVE@LEVEL"},
 		{x, Side{Path: odd, Scheduler: "ppo"}, "gpu_alloc@100", "one is an openb output"},

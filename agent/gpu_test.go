@@ -147,14 +147,14 @@ func TestLoadGPUErrors(t *testing.T) {
 }
 
 // TestGPUActorRowCacheBitIdentical runs the trained policy of
-// results/gpu-policy (best.ckpt) greedily on 200 nodes of the default pod
+// results/gpu-policy-r1 (best.ckpt) greedily on 200 nodes of the default pod
 // list at 1.3x, once with the model's row cache (GPUActor's pass) and once
 // recomputing every row: the actions, every log-probability and the
 // curves must be the same bit for bit.
 func TestGPUActorRowCacheBitIdentical(t *testing.T) {
 	w := openbtest.Default(t, 200)
 	run := func(cache bool) ([]int, []float64, sim.GPUResult) {
-		pol, ec, err := LoadGPU(filepath.Join("..", "results", "gpu-policy", "best.ckpt"))
+		pol, ec, err := LoadGPU(filepath.Join("..", "results", "gpu-policy-r1", "best.ckpt"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package sweep
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -47,5 +48,28 @@ func TestShippedExperiments(t *testing.T) {
 			t.Errorf("%s: name %q; the shipped files are named after their experiment (results/NAME)", f, s.Name)
 		}
 		t.Logf("%s: %d grid points", filepath.Base(f), len(points))
+	}
+}
+
+// TestShippedGPUPolicyIsItsRound: experiments/gpu-policy.yaml is the file
+// of the round and training seed that validation picked (docs/ppo.md, "The
+// shipped GPU policy") under another name, so that results/gpu-policy/, the
+// files of that training, is what it trains. Editing one of the two files
+// and not the other breaks the claim and this test.
+func TestShippedGPUPolicyIsItsRound(t *testing.T) {
+	read := func(name string) *GPUTrainSpec {
+		s, err := ReadGPUTrainSpec(filepath.Join("..", "experiments", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	shipped, round := read("gpu-policy.yaml"), read("gpu-es-r14-s17.yaml")
+	if shipped.Name != "gpu-policy" || round.Name != "gpu-es-r14-s17" {
+		t.Fatalf("names %q and %q", shipped.Name, round.Name)
+	}
+	shipped.Name = round.Name
+	if !reflect.DeepEqual(shipped, round) {
+		t.Errorf("experiments/gpu-policy.yaml differs from experiments/gpu-es-r14-s17.yaml beyond its name:\n%+v\n%+v", *shipped, *round)
 	}
 }

@@ -13,7 +13,8 @@ import (
 	"strings"
 )
 
-// OpenbCurvesCSV is the file of an openb sweep's output that Compare reads.
+// OpenbCurvesCSV is the file of an openb sweep's output that RunOpenb
+// writes (writeCurvesCSV) and Compare reads.
 const OpenbCurvesCSV = "curves.csv"
 
 // openbMetric is a metric of an openb output: a curve of curves.csv

@@ -327,7 +327,7 @@ func RunOpenb(ctx context.Context, s *OpenbSpec, opts OpenbOptions) (*OpenbResul
 	if err := os.MkdirAll(filepath.Join(opts.Out, "plots"), 0o755); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
-	if err := atomicfile.Write(filepath.Join(opts.Out, "curves.csv"), func(w io.Writer) error { return writeCurvesCSV(w, runs) }); err != nil {
+	if err := atomicfile.Write(filepath.Join(opts.Out, OpenbCurvesCSV), func(w io.Writer) error { return writeCurvesCSV(w, runs) }); err != nil {
 		return nil, err
 	}
 	spec, err := yaml.Marshal(s)
